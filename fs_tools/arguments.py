@@ -1,0 +1,268 @@
+"""Tool arguments: declared once as a strict pydantic model, from which come the published JSON Schema,
+the validator and the typed arguments the tool body receives.
+
+Validation follows SPEC §4: every violation at once, each as ``<JSON Pointer>: <expected>, got <found>``,
+unknown keys rejected with a did-you-mean, no coercion except whole-number floats for integers, and an
+explicit ``null`` meaning "use the default" for optional arguments.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
+
+from fs_tools.errors import ToolArgsError
+
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+
+
+def json_type(value: object) -> str:
+    """The JSON type name of a decoded JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def _whole_number(value: object) -> object:
+    """JSON Schema counts 3.0 as an integer; so do we. Nothing else is coerced."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _check_path(value: str) -> str:
+    if not value:
+        raise PydanticCustomError("fs_path", "must not be empty")
+    if "\0" in value:
+        raise PydanticCustomError(
+            "fs_path", "must not contain a NUL character (at index {index})", {"index": value.index("\0")}
+        )
+    try:
+        encoded = value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PydanticCustomError(
+            "fs_path", "must be valid Unicode: lone surrogate at index {index}", {"index": exc.start}
+        ) from None
+    if len(encoded) > MAX_PATH_BYTES:
+        raise PydanticCustomError(
+            "fs_path",
+            "expected a path of at most {limit} bytes, got {size} bytes",
+            {"limit": MAX_PATH_BYTES, "size": len(encoded)},
+        )
+    longest = max(len(part) for part in encoded.split(b"/"))
+    if longest > MAX_NAME_BYTES:
+        raise PydanticCustomError(
+            "fs_path",
+            "expected each path component to be at most {limit} bytes, got one of {size} bytes",
+            {"limit": MAX_NAME_BYTES, "size": longest},
+        )
+    return value
+
+
+def _check_text(value: str) -> str:
+    """Content must be encodable as UTF-8 (JSON can carry lone surrogates; files cannot)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PydanticCustomError(
+            "fs_text", "must be valid Unicode: lone surrogate at index {index}", {"index": exc.start}
+        ) from None
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(_whole_number)]
+FilePath = Annotated[str, AfterValidator(_check_path)]
+Text = Annotated[str, AfterValidator(_check_text)]
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: strict, closed, immutable; ``null`` means the default."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_default(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            optional = {name for name, f in cls.model_fields.items() if not f.is_required()}
+            return {k: v for k, v in data.items() if not (v is None and k in optional)}
+        return data
+
+
+class ToolOutputModel(BaseModel):
+    """Base of every tool's structured output (``ToolResult.value``)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+# --- parsing and validation -----------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_arguments(raw: object) -> dict[str, Any]:
+    """A JSON string or a mapping, as an argument object; anything else is INVALID_ARGS."""
+    if isinstance(raw, str | bytes | bytearray):
+        try:
+            value = json.loads(raw, parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            raise ToolArgsError([f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from exc
+        except (ValueError, RecursionError) as exc:
+            raise ToolArgsError([f"not valid JSON: {exc}"]) from exc
+    else:
+        value = raw
+    if value is None and not isinstance(raw, str | bytes | bytearray):
+        return {}  # a host passing no arguments at all
+    if not isinstance(value, Mapping):
+        raise ToolArgsError([f"/: expected object, got {json_type(value)}"])
+    return {str(k): v for k, v in value.items()}
+
+
+def validate_arguments(model: type[ToolArgs], raw: object) -> ToolArgs:
+    """Parse and validate; raise ToolArgsError listing every violation."""
+    data = parse_arguments(raw)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ToolArgsError([_violation(model, err) for err in exc.errors()]) from exc
+    except RecursionError as exc:
+        raise ToolArgsError(["/: the arguments are nested too deeply"]) from exc
+
+
+def pointer(loc: tuple[int | str, ...]) -> str:
+    """RFC 6901 JSON Pointer for a pydantic location."""
+    if not loc:
+        return "/"
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in loc)
+
+
+_EXPECTED_TYPE = {
+    "string_type": "string",
+    "int_type": "integer",
+    "int_from_float": "integer",
+    "int_parsing": "integer",
+    "bool_type": "boolean",
+    "float_type": "number",
+    "list_type": "array",
+    "tuple_type": "array",
+    "model_type": "object",
+    "model_attributes_type": "object",
+    "dict_type": "object",
+}
+
+
+def _violation(model: type[BaseModel], err: ErrorDetails) -> str:
+    loc = tuple(err["loc"])
+    where = pointer(loc)
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    received = err.get("input")
+    if kind == "missing":
+        return f"{where}: required property is missing"
+    if kind == "extra_forbidden":
+        return f"{where}: unknown property{_did_you_mean(model, loc)}"
+    if kind in _EXPECTED_TYPE:
+        return f"{where}: expected {_EXPECTED_TYPE[kind]}, got {json_type(received)}"
+    if kind == "greater_than_equal":
+        return f"{where}: expected integer >= {ctx.get('ge')}, got {received!r}"
+    if kind == "less_than_equal":
+        return f"{where}: expected integer <= {ctx.get('le')}, got {received!r}"
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        return f"{where}: must not be empty"
+    if kind == "too_short":
+        count = len(received) if isinstance(received, list) else 0
+        return f"{where}: expected at least {ctx.get('min_length')} item(s), got {count}"
+    if kind == "value_error" and isinstance(ctx.get("error"), ArgumentRule):
+        rule: ArgumentRule = ctx["error"]
+        return f"{pointer(loc + rule.loc)}: {rule.message}"
+    return f"{where}: {err['msg']}"  # our own rules (fs_path, fs_text) carry finished messages
+
+
+class ArgumentRule(ValueError):
+    """A cross-field rule broken inside a model validator, located relative to that model."""
+
+    def __init__(self, loc: tuple[int | str, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+
+
+def _did_you_mean(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    fields = _fields_at(model, loc[:-1])
+    guess = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.6)
+    return f'; did you mean "{guess[0]}"?' if guess else f"; expected one of: {', '.join(fields)}"
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    current: type[BaseModel] = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        annotation = current.model_fields[str(part)].annotation
+        inner = getattr(annotation, "__args__", (annotation,))[0]
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            current = inner
+    return list(current.model_fields)
+
+
+# --- the published schema ------------------------------------------------------------------------
+
+
+def published_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema a model sees: inlined, untitled, with optional properties nullable."""
+    raw = model.model_json_schema()
+    defs = raw.pop("$defs", {})
+    schema: dict[str, Any] = _tidy(_inline(raw, defs))
+    return schema
+
+
+def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return _inline(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+        return {k: _inline(v, defs) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]
+    return node
+
+
+def _tidy(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_tidy(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _tidy(v) for k, v in node.items() if k != "title"}
+    if out.get("type") == "object" and "properties" in out:
+        required = set(out.get("required", []))
+        for name, prop in out["properties"].items():
+            if name not in required and isinstance(prop.get("type"), str):
+                prop["type"] = [prop["type"], "null"]
+    return out

@@ -1,0 +1,155 @@
+"""The model-facing error boundary.
+
+Lower layers state conditions with structured ``details``; here they become prose a model can act on:
+the diagnostics are rendered, the one correct recovery is appended, the code is kept, and the original
+error is chained as ``__cause__``. Anything unexpected becomes ``INTERNAL_ERROR`` (traceback to the log).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from fs_tools.errors import (
+    Aborted,
+    AmbiguousEdit,
+    EditNotFound,
+    HarnessError,
+    InternalError,
+    NotFound,
+    NotObserved,
+    NotRegularFile,
+    StaleVersion,
+    ToolAborted,
+    TooLarge,
+)
+
+log = logging.getLogger("fs_tools.boundary")
+
+STALE_REMEDY = "re-read the file, then retry"
+NOT_OBSERVED_REMEDY = "read the file, then retry"
+
+_KIND_PROSE = {
+    "line_number_prefix": "old_string includes line-number prefixes copied from read output; "
+    "drop the number and the tab before each line",
+    "line_endings": "it differs only in line endings (carriage returns)",
+    "quotes": "it differs only in curly vs straight quotes",
+    "tabs_vs_spaces": "it differs in indentation: tabs vs spaces",
+    "indentation": "it differs only in indentation",
+    "whitespace": "it differs only in whitespace",
+    "similar": "it is the most similar text in the file",
+}
+
+
+def remediate(exc: HarnessError, tools: Collection[str] = ()) -> HarnessError:
+    """The model-facing form of ``exc``: same class and code, rendered details and remedy appended,
+    ``exc`` chained as the cause. Errors with nothing to add pass through unchanged."""
+    if isinstance(exc, Aborted):
+        aborted = ToolAborted(f"{exc.message}; nothing was changed")
+        aborted.__cause__ = exc
+        return aborted
+    render = _RENDERERS.get(type(exc))
+    if render is None:
+        return exc
+    message = render(exc, exc.details, tools)
+    if message == exc.message:
+        return exc
+    out = copy.copy(exc)
+    out.message = message
+    out.args = (message,)
+    out.__cause__ = exc
+    out.__traceback__ = None
+    return out
+
+
+def internal(exc: BaseException, tool: str) -> InternalError:
+    log.error("unexpected exception in tool %r", tool, exc_info=exc)
+    error = InternalError(
+        f"internal error in tool {tool!r} ({type(exc).__name__}); the call did not complete and "
+        "nothing was half-written. If it persists, report it to the host."
+    )
+    error.__cause__ = exc
+    return error
+
+
+def _stale(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    found = details.get("found")
+    lines = details.get("lines")
+    if isinstance(lines, tuple | list) and len(lines) == 2:
+        first, last = lines
+        if last < first:
+            change = f"lines were removed before line {first}"
+        else:
+            change = f"line {first} changed" if first == last else f"lines {first}–{last} changed"
+        return f"{exc.message} ({change}) — {STALE_REMEDY} (from offset {max(1, first - 2)} is enough)"
+    if found == "deleted":
+        return f"{exc.message} (it was deleted or moved) — {STALE_REMEDY}"
+    return f"{exc.message} — {STALE_REMEDY}"
+
+
+def _not_observed(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    return f"{exc.message} — {NOT_OBSERVED_REMEDY}"
+
+
+def _nothing_applied(details: Mapping[str, Any]) -> str:
+    pointer = str(details.get("pointer", ""))
+    return " (no edit was applied; the file is unchanged)" if pointer.startswith("/edits/") else ""
+
+
+def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    lines = list(details.get("lines", []))
+    count = int(details.get("count", len(lines)))
+    where = ", ".join(str(n) for n in lines)
+    if count > len(lines):
+        where += f" and {count - len(lines)} more"
+    return (
+        f"{exc.message}, at lines {where}{_nothing_applied(details)} — include more surrounding lines in "
+        "old_string so it matches exactly once, or set replace_all to true to replace every occurrence"
+    )
+
+
+def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    kind = details.get("kind")
+    candidate = details.get("candidate") or []
+    if not kind or not candidate:
+        return (
+            f"{exc.message}, and nothing similar was found{_nothing_applied(details)} — read the file again "
+            "and copy old_string exactly from it"
+        )
+    shown = "\n".join(f"{n:>6}\t{text}" for n, text in candidate)
+    kind_prose = _KIND_PROSE.get(str(kind), "")
+    return (
+        f"{exc.message}{_nothing_applied(details)}. The closest text is at line {details.get('line')}; "
+        f"{kind_prose}:\n{shown}\n— copy old_string exactly as the file has it (the text after the tab), then retry"
+    )
+
+
+def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    if details.get("kind") == "directory" and "list" in tools:
+        return f"{exc.message} — use list to see its entries"
+    return exc.message
+
+
+def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    if details.get("reason") == "offset":
+        total = details.get("total_lines", 0)
+        return f"{exc.message} — use an offset between 1 and {max(1, int(total))}"
+    return exc.message
+
+
+def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    return f"{exc.message}; files over the limit cannot be read or edited with these tools"
+
+
+_Renderer = Callable[[HarnessError, Mapping[str, Any], Collection[str]], str]
+_RENDERERS: dict[type[HarnessError], _Renderer] = {
+    StaleVersion: _stale,
+    NotObserved: _not_observed,
+    AmbiguousEdit: _ambiguous,
+    EditNotFound: _not_found_edit,
+    NotRegularFile: _not_regular,
+    NotFound: _not_found,
+    TooLarge: _too_large,
+}

@@ -1,0 +1,232 @@
+"""The whole error vocabulary of fs-tools, readable top to bottom as a tree.
+
+Every structured failure carries a stable ``code`` (public API: adding one is a minor change, renaming
+one is breaking) and ``name`` (the class name). Lower layers state conditions; the model-facing boundary
+(``fs_tools.boundary``) appends the one correct recovery and renders ``details`` into prose.
+
+    HarnessError
+    ├── ToolError                       (the tool runtime)
+    │   ├── ToolArgsError               INVALID_ARGS
+    │   ├── UnknownTool                 UNKNOWN_TOOL
+    │   ├── InvalidToolOutput           INVALID_TOOL_OUTPUT
+    │   ├── ToolTimeout                 TOOL_TIMEOUT
+    │   ├── ToolAbortedBeforeDispatch   TOOL_ABORTED_BEFORE_DISPATCH
+    │   ├── ToolAborted                 TOOL_ABORTED
+    │   └── InternalError               INTERNAL_ERROR
+    └── FsError                         (the provider and the gates)
+        ├── NotFound                    FS_NOT_FOUND
+        ├── NotDirectory                FS_NOT_DIRECTORY
+        ├── NotRegularFile              FS_NOT_REGULAR_FILE
+        ├── NotText                     FS_NOT_TEXT
+        ├── TooLarge                    FS_TOO_LARGE
+        ├── PermissionDenied            FS_PERMISSION_DENIED
+        ├── SandboxDenied               FS_SANDBOX_DENIED
+        ├── NoSpace                     FS_NO_SPACE
+        ├── IoError                     FS_IO_ERROR
+        ├── NotObserved                 FS_NOT_OBSERVED
+        ├── StaleVersion                FS_STALE_VERSION
+        ├── EditNotFound                FS_EDIT_NOT_FOUND
+        ├── AmbiguousEdit               FS_AMBIGUOUS_EDIT
+        └── Aborted                     FS_ABORTED
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """The structured face of a failure: what a host or a model receives."""
+
+    name: str
+    code: str
+    message: str
+
+
+class HarnessError(Exception):
+    """Root of every structured failure: a message and a stable code."""
+
+    default_code: ClassVar[str] = "INTERNAL_ERROR"
+
+    def __init__(self, message: str, code: str | None = None, details: Mapping[str, Any] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.default_code
+        self.details: Mapping[str, Any] = details if details is not None else _EMPTY
+
+    @property
+    def info(self) -> ErrorInfo:
+        return ErrorInfo(name=type(self).__name__, code=self.code, message=self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+# --- the tool runtime ---------------------------------------------------------------------------
+
+
+class ToolError(HarnessError):
+    """A failure of the tool runtime rather than of the filesystem."""
+
+
+class ToolArgsError(ToolError):
+    """The arguments failed validation; ``violations`` lists each one, in declaration order."""
+
+    default_code = "INVALID_ARGS"
+
+    def __init__(self, violations: Sequence[str]):
+        self.violations: list[str] = list(violations)
+        super().__init__("invalid arguments: " + "; ".join(self.violations))
+
+
+class UnknownTool(ToolError):
+    """No tool has that name."""
+
+    default_code = "UNKNOWN_TOOL"
+
+
+class InvalidToolOutput(ToolError):
+    """A tool body returned a value that fails its declared output schema (a bug guard)."""
+
+    default_code = "INVALID_TOOL_OUTPUT"
+
+
+class ToolTimeout(ToolError):
+    """A tool with a time budget ran past it."""
+
+    default_code = "TOOL_TIMEOUT"
+
+
+class ToolAbortedBeforeDispatch(ToolError):
+    """The call was cancelled before its body started; nothing was read or written."""
+
+    default_code = "TOOL_ABORTED_BEFORE_DISPATCH"
+
+
+class ToolAborted(ToolError):
+    """The call was cancelled while running; nothing half-written remains."""
+
+    default_code = "TOOL_ABORTED"
+
+
+class InternalError(ToolError):
+    """An unexpected exception in a tool body; the traceback goes to the host's log."""
+
+    default_code = "INTERNAL_ERROR"
+
+
+# --- the provider and the gates -----------------------------------------------------------------
+
+
+class FsError(HarnessError):
+    """A filesystem condition, stated by the provider or by a gate."""
+
+    default_code = "FS_IO_ERROR"
+
+
+class NotFound(FsError):
+    """The file or a parent directory does not exist, or an offset lies past the end of the file."""
+
+    default_code = "FS_NOT_FOUND"
+
+
+class NotDirectory(FsError):
+    """A path component that must be a directory is not one."""
+
+    default_code = "FS_NOT_DIRECTORY"
+
+
+class NotRegularFile(FsError):
+    """The target is a directory, FIFO, socket or device."""
+
+    default_code = "FS_NOT_REGULAR_FILE"
+
+
+class NotText(FsError):
+    """The file is binary or not valid UTF-8."""
+
+    default_code = "FS_NOT_TEXT"
+
+
+class TooLarge(FsError):
+    """The file or the content exceeds a configured size limit."""
+
+    default_code = "FS_TOO_LARGE"
+
+
+class PermissionDenied(FsError):
+    """The operating system refused access."""
+
+    default_code = "FS_PERMISSION_DENIED"
+
+
+class SandboxDenied(FsError):
+    """The path leaves every root, or a read-only / protected-path rule refuses it."""
+
+    default_code = "FS_SANDBOX_DENIED"
+
+
+class NoSpace(FsError):
+    """The device is full, a quota is reached, or the file is too big for it; the original is intact."""
+
+    default_code = "FS_NO_SPACE"
+
+
+class IoError(FsError):
+    """Any other operating-system failure."""
+
+    default_code = "FS_IO_ERROR"
+
+
+class NotObserved(FsError):
+    """A write over, or an edit of, an existing file this session has not read."""
+
+    default_code = "FS_NOT_OBSERVED"
+
+
+class StaleVersion(FsError):
+    """The file changed, appeared or vanished since this session last observed it."""
+
+    default_code = "FS_STALE_VERSION"
+
+
+class EditNotFound(FsError):
+    """``old_string`` does not occur in the file."""
+
+    default_code = "FS_EDIT_NOT_FOUND"
+
+
+class AmbiguousEdit(FsError):
+    """``old_string`` occurs more than once and ``replace_all`` is false."""
+
+    default_code = "FS_AMBIGUOUS_EDIT"
+
+
+class Aborted(FsError):
+    """A provider operation was cancelled before it committed anything."""
+
+    default_code = "FS_ABORTED"
+
+
+def _all_error_classes() -> list[type[HarnessError]]:
+    found: list[type[HarnessError]] = []
+    pending: list[type[HarnessError]] = [HarnessError]
+    while pending:
+        cls = pending.pop(0)
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def error_codes() -> dict[str, type[HarnessError]]:
+    """Every stable code and the class that carries it (for references and tests)."""
+    return {cls.default_code: cls for cls in _all_error_classes() if cls not in (HarnessError, ToolError, FsError)}
+
+
+CODE_TO_CLASS: Mapping[str, type[HarnessError]] = MappingProxyType(error_codes())

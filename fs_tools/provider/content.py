@@ -1,0 +1,90 @@
+"""Content facts: versions, UTF-8 text with its BOM and line endings, and what changed between versions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import xxhash
+
+from fs_tools.errors import NotText
+
+BOM = b"\xef\xbb\xbf"
+_BINARY_SNIFF = 8192
+
+
+def version_of(data: bytes) -> str:
+    """A file version: the hex xxh3_128 digest of its bytes."""
+    return xxhash.xxh3_128_hexdigest(data)
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A decoded text file: ``text`` excludes the BOM; ``newline`` is its dominant line ending."""
+
+    text: str
+    bom: bool
+    newline: str
+
+    def encode(self, text: str | None = None) -> bytes:
+        body = (self.text if text is None else text).encode("utf-8")
+        return BOM + body if self.bom else body
+
+
+def decode_text(data: bytes, display: str) -> TextFile:
+    """Decode UTF-8 text strictly; binary or undecodable content is ``FS_NOT_TEXT`` with the reason."""
+    bom = data.startswith(BOM)
+    body = data[len(BOM) :] if bom else data
+    nul = body.find(b"\0", 0, _BINARY_SNIFF)
+    if nul >= 0:
+        raise NotText(
+            f"{display!r} looks binary: it contains a NUL byte at offset {nul + len(BOM) * bom}",
+            details={"offset": nul + len(BOM) * bom, "reason": "nul"},
+        )
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + len(BOM) * bom
+        raise NotText(
+            f"{display!r} is not valid UTF-8: byte 0x{body[exc.start]:02x} at offset {offset} cannot be decoded",
+            details={"offset": offset, "reason": "utf8"},
+        ) from exc
+    return TextFile(text=text, bom=bom, newline=dominant_newline(text))
+
+
+def dominant_newline(text: str) -> str:
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
+
+
+def count_lines(text: str) -> int:
+    """Lines as ``read`` shows them: split on LF; a final line ending does not start another line."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+@dataclass(frozen=True)
+class LineChange:
+    """Lines ``first``–``last`` of the current content differ from the observed content (1-based).
+
+    ``last`` < ``first`` means lines were only removed, just before ``first``.
+    """
+
+    first: int
+    last: int
+
+
+def changed_lines(old: bytes, new: bytes) -> LineChange | None:
+    """The span of lines that differs, by common prefix and suffix: linear and cheap."""
+    if old == new:
+        return None
+    a = old.split(b"\n")
+    b = new.split(b"\n")
+    prefix = 0
+    limit = min(len(a), len(b))
+    while prefix < limit and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    return LineChange(first=prefix + 1, last=len(b) - suffix)

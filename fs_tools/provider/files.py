@@ -1,0 +1,336 @@
+"""The file provider: the only code that touches the disk.
+
+It reads regular files through confined descriptors, versions them by content hash, and commits writes
+atomically under a per-file lock, re-checking the expected version immediately before publication.
+It states conditions (``FsError`` with details); it never writes advice for a model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import secrets
+import stat
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from fs_tools.errors import Aborted, IoError, NotFound, NotRegularFile, StaleVersion, TooLarge
+from fs_tools.provider import publish
+from fs_tools.provider.content import changed_lines, version_of
+from fs_tools.provider.oserrors import map_os_error
+from fs_tools.provider.resolve import Resolved, Resolver, require_regular
+from policy import Absent, Observation, Present
+
+log = logging.getLogger("fs_tools.provider")
+
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_ATTEMPTS = 3
+
+
+class CancelToken(Protocol):
+    def is_set(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The exact bytes of a file at one moment, their version, and the stat that vouches for them."""
+
+    data: bytes
+    version: str
+    stat: os.stat_result
+
+
+def _same_file_state(a: os.stat_result, b: os.stat_result) -> bool:
+    # ctime moves on every content change, even one that restores mtime, so an unchanged tuple proves
+    # unchanged bytes; a changed tuple only means "hash again" (a touch is not a change).
+    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns, a.st_ctime_ns) == (
+        b.st_dev,
+        b.st_ino,
+        b.st_size,
+        b.st_mtime_ns,
+        b.st_ctime_ns,
+    )
+
+
+class KeyedLocks:
+    """One lock per file key, created on demand and dropped when nobody holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, tuple[threading.Lock, list[int]]] = {}
+
+    @contextlib.contextmanager
+    def hold(self, key: str) -> Iterator[None]:
+        with self._guard:
+            lock, users = self._locks.setdefault(key, (threading.Lock(), [0]))
+            users[0] += 1
+        lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
+            with self._guard:
+                users[0] -= 1
+                if users[0] == 0:
+                    del self._locks[key]
+
+
+class VersionCache:
+    """Recently seen contents by version, bounded in bytes, so a stale error can say which lines moved."""
+
+    def __init__(self, max_total: int = 32 << 20, max_item: int = 2 << 20) -> None:
+        self.max_total = max_total
+        self.max_item = max_item
+        self._items: OrderedDict[str, bytes] = OrderedDict()
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def put(self, version: str, data: bytes) -> None:
+        if len(data) > self.max_item:
+            return
+        with self._lock:
+            if version in self._items:
+                self._items.move_to_end(version)
+                return
+            self._items[version] = data
+            self._total += len(data)
+            while self._total > self.max_total:
+                _, dropped = self._items.popitem(last=False)
+                self._total -= len(dropped)
+
+    def get(self, version: str) -> bytes | None:
+        with self._lock:
+            return self._items.get(version)
+
+
+class FileProvider:
+    """Confined, versioned file access over a fixed set of roots."""
+
+    def __init__(self, roots: Sequence[str | os.PathLike[str]], *, max_file_bytes: int = 16 << 20) -> None:
+        if max_file_bytes < 1:
+            raise ValueError("max_file_bytes must be positive")
+        self.resolver = Resolver(roots)
+        self.max_file_bytes = max_file_bytes
+        self.locks = KeyedLocks()
+        self.cache = VersionCache()
+        self._umask = _current_umask()
+
+    def close(self) -> None:
+        self.resolver.close()
+
+    def resolve(self, path: str, *, create_parents: bool = False) -> contextlib.AbstractContextManager[Resolved]:
+        return self.resolver.resolve(path, create_parents=create_parents)
+
+    # --- reading ------------------------------------------------------------------------------------
+
+    def snapshot(self, target: Resolved, display: str) -> Snapshot | None:
+        """The file's current bytes and version, or None when it does not exist."""
+        for _ in range(_READ_ATTEMPTS):
+            snap = self._read_once(target, display)
+            if snap is None or isinstance(snap, Snapshot):
+                if snap is not None:
+                    self.cache.put(snap.version, snap.data)
+                return snap
+        raise IoError(
+            f"{display!r} kept changing while it was being read; nothing was recorded",
+            details={"reason": "unstable"},
+        )
+
+    def _read_once(self, target: Resolved, display: str) -> Snapshot | bool | None:
+        """A snapshot, None when absent, or False when the file changed during the read."""
+        if target.dir_fd is None:
+            return None
+        if target.name is None:
+            require_regular(os.stat(target.dir_fd), display)
+        before = target.leaf_stat()
+        if before is None:
+            return None
+        if stat.S_ISLNK(before.st_mode):
+            raise IoError(
+                f"{display!r} was replaced by a symlink while it was being resolved; retry",
+                details={"reason": "raced"},
+            )
+        require_regular(before, display)  # before opening, so a FIFO or device is never opened
+        self._check_size(before.st_size, display)
+        try:
+            fd = os.open(target.name, READ_FLAGS, dir_fd=target.dir_fd)  # type: ignore[arg-type]
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise map_os_error(exc, display) from exc
+        try:
+            opened = os.fstat(fd)
+            require_regular(opened, display)
+            if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
+                return False
+            data = self._read_all(fd, display)
+            after = os.fstat(fd)
+        except OSError as exc:
+            raise map_os_error(exc, display) from exc
+        finally:
+            os.close(fd)
+        if not _same_file_state(opened, after) or len(data) != after.st_size:
+            return False  # a writer raced the read: fail closed and look again
+        return Snapshot(data=data, version=version_of(data), stat=after)
+
+    def _read_all(self, fd: int, display: str) -> bytes:
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            total += len(chunk)
+            self._check_size(total, display)
+            chunks.append(chunk)
+
+    def _check_size(self, size: int, display: str) -> None:
+        if size > self.max_file_bytes:
+            raise TooLarge(
+                f"{display!r} is {size:,} bytes, over the {self.max_file_bytes:,}-byte limit",
+                details={"size": size, "limit": self.max_file_bytes},
+            )
+
+    # --- writing ------------------------------------------------------------------------------------
+
+    def commit(
+        self,
+        target: Resolved,
+        data: bytes,
+        *,
+        expect: Observation,
+        display: str,
+        basis: Snapshot | None = None,
+        cancel: CancelToken | None = None,
+    ) -> Snapshot:
+        """Atomically replace (or create) the file, if and only if it is still as ``expect`` says.
+
+        The caller holds ``self.locks.hold(target.key)``. ``basis`` is a snapshot already taken under
+        that lock; when the file's stat still matches it, the bytes are not hashed again.
+        """
+        self._check_size(len(data), display)
+        if target.name is None:
+            raise NotRegularFile(f"{display!r} is a directory, not a regular file", details={"kind": "directory"})
+        if target.dir_fd is None:
+            if isinstance(expect, Present):
+                raise StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
+            raise NotFound(f"{display!r}: the parent directory does not exist", details={"reason": "parent"})
+        current = target.leaf_stat()
+        self._check_expectation(target, current, expect, display, basis)
+        if cancel is not None and cancel.is_set():
+            raise Aborted(f"writing {display!r} was cancelled before anything was written")
+        mode = stat.S_IMODE(current.st_mode) if current is not None else 0o666 & ~self._umask
+        owner = (current.st_uid, current.st_gid) if current is not None else None
+        new_stat = self._publish(target, data, mode, owner, replace=current is not None, display=display, cancel=cancel)
+        snap = Snapshot(data=data, version=version_of(data), stat=new_stat)
+        self.cache.put(snap.version, data)
+        return snap
+
+    def _check_expectation(
+        self,
+        target: Resolved,
+        current: os.stat_result | None,
+        expect: Observation,
+        display: str,
+        basis: Snapshot | None,
+    ) -> None:
+        if current is not None:
+            if stat.S_ISLNK(current.st_mode):
+                raise IoError(
+                    f"{display!r} was replaced by a symlink while it was being resolved; retry",
+                    details={"reason": "raced"},
+                )
+            require_regular(current, display)
+        if isinstance(expect, Absent):
+            if current is not None:
+                raise StaleVersion(f"{display!r} already exists", details={"found": "exists"})
+            return
+        assert isinstance(expect, Present)
+        if current is None:
+            raise StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
+        if basis is not None and basis.version == expect.version and _same_file_state(basis.stat, current):
+            return
+        now = self.snapshot(target, display)
+        if now is None:
+            raise StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
+        if now.version != expect.version:
+            raise self.stale(display, expect.version, now)
+
+    def stale(self, display: str, observed_version: str, now: Snapshot) -> StaleVersion:
+        """The condition "changed since observed", with the changed lines when the old bytes are cached."""
+        details: dict[str, object] = {"found": "modified"}
+        old = self.cache.get(observed_version)
+        if old is not None:
+            change = changed_lines(old, now.data)
+            if change is not None:
+                details["lines"] = (change.first, change.last)
+        return StaleVersion(f"{display!r} has changed since this session last read it", details=details)
+
+    def _publish(
+        self,
+        target: Resolved,
+        data: bytes,
+        mode: int,
+        owner: tuple[int, int] | None,
+        *,
+        replace: bool,
+        display: str,
+        cancel: CancelToken | None,
+    ) -> os.stat_result:
+        dir_fd, name = target.dir_fd, target.name
+        assert dir_fd is not None and name is not None
+        temp = f".{secrets.token_hex(8)}.fs-tools.tmp"
+        published = False
+        try:
+            fd = os.open(temp, TEMP_FLAGS, 0o600, dir_fd=dir_fd)
+            try:
+                _write_all(fd, data)
+                if owner is not None and os.geteuid() == 0:
+                    os.fchown(fd, *owner)
+                os.fchmod(fd, mode)
+                os.fsync(fd)
+                written = os.fstat(fd)
+            finally:
+                os.close(fd)
+            if cancel is not None and cancel.is_set():
+                raise Aborted(f"writing {display!r} was cancelled before it was published; the file is intact")
+            if replace:
+                os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            else:
+                publish.rename_no_replace(dir_fd, temp, name)
+            published = True
+        except FileExistsError as exc:
+            raise StaleVersion(f"{display!r} already exists", details={"found": "exists"}) from exc
+        except OSError as exc:
+            raise map_os_error(exc, display) from exc
+        finally:
+            if not published:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=dir_fd)
+        try:
+            os.fsync(dir_fd)
+        except OSError as exc:  # the rename is done; some filesystems cannot sync a directory
+            log.warning("directory fsync after writing %r failed: errno %s", display, exc.errno)
+        return written
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:  # pragma: no cover - os.write raises rather than returning 0 on regular files
+            raise OSError(errno.EIO, "write returned no progress")
+        view = view[written:]
+
+
+def _current_umask() -> int:
+    # os.umask can only be read by setting it; do it once, at construction, before threads use it
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,294 @@
+"""Confined path resolution on file descriptors.
+
+Every path is walked one component at a time from a root's directory descriptor with ``O_NOFOLLOW``;
+symlinks are read with ``readlink`` and their targets spliced into the walk, so a link is followed only
+while it stays inside a root, and a link swapped in mid-walk is never followed blindly by the kernel.
+``..`` pops the walk's own stack of descriptors, so it can never climb above the root it started from,
+whatever is renamed meanwhile.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from fs_tools.errors import IoError, NotDirectory, NotRegularFile, SandboxDenied
+from fs_tools.provider.oserrors import map_os_error
+
+MAX_SYMLINK_HOPS = 40
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Root:
+    """A workspace root: opened once, referred to by its descriptor ever after."""
+
+    configured: str  # the absolute path as the host gave it
+    real: str  # its canonical form, for matching absolute paths and symlink targets
+    fd: int
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Root:
+        configured = os.path.abspath(os.fspath(path))
+        real = os.path.realpath(configured)
+        try:
+            fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise ValueError(f"workspace root {configured!r} cannot be opened as a directory: {exc}") from exc
+        return cls(configured=configured, real=real, fd=fd)
+
+    def parts_of(self, absolute: str) -> list[str] | None:
+        """The components of ``absolute`` below this root, or None when it is not under it."""
+        given = _components(absolute)
+        for base in (self.real, self.configured):
+            prefix = _components(base)
+            if given[: len(prefix)] == prefix:
+                return given[len(prefix) :]
+        return None
+
+
+def _components(path: str) -> list[str]:
+    return [p for p in path.split("/") if p not in ("", ".")]
+
+
+@dataclass
+class Resolved:
+    """Where a path leads: the descriptor of the directory that holds the leaf, and the leaf's name.
+
+    ``name`` is None when the path names a directory itself (the root, ``dir/``, ``a/..``).
+    ``dir_fd`` is None when a parent directory is missing; ``parts`` is then the lexical location.
+    """
+
+    root: Root
+    parts: tuple[str, ...]  # canonical components below the root, leaf included
+    name: str | None
+    dir_fd: int | None
+    _owned: list[int] = field(default_factory=list, repr=False)
+
+    @property
+    def relative(self) -> str:
+        return "/".join(self.parts) or "."
+
+    @property
+    def key(self) -> str:
+        """The canonical absolute path: the identity under which observations are kept."""
+        return os.path.join(self.root.real, *self.parts) if self.parts else self.root.real
+
+    @property
+    def parent_exists(self) -> bool:
+        return self.dir_fd is not None
+
+    def leaf_stat(self) -> os.stat_result | None:
+        """lstat of the leaf, or None when it does not exist."""
+        if self.dir_fd is None:
+            return None
+        if self.name is None:
+            return os.stat(self.dir_fd)
+        try:
+            return os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+    def close(self) -> None:
+        while self._owned:
+            os.close(self._owned.pop())
+
+
+class Resolver:
+    """Resolves model-supplied paths against a fixed set of roots; the first root is primary."""
+
+    def __init__(self, roots: Sequence[str | os.PathLike[str]]) -> None:
+        if not roots:
+            raise ValueError("a workspace needs at least one root")
+        self.roots: tuple[Root, ...] = tuple(Root.open(r) for r in roots)
+
+    def close(self) -> None:
+        for root in self.roots:
+            os.close(root.fd)
+
+    @contextmanager
+    def resolve(self, path: str, *, create_parents: bool = False) -> Iterator[Resolved]:
+        resolved = self._resolve(path, create_parents=create_parents)
+        try:
+            yield resolved
+        finally:
+            resolved.close()
+
+    def _locate(self, path: str, display: str) -> tuple[Root, list[str]]:
+        if not path.startswith("/"):
+            return self.roots[0], path.split("/")
+        best: tuple[Root, list[str]] | None = None
+        for root in self.roots:
+            rest = root.parts_of(path)
+            if rest is not None and (best is None or len(rest) < len(best[1])):
+                best = (root, rest)
+        if best is None:
+            raise SandboxDenied(f"{display!r} is outside every workspace root", details={"reason": "outside"})
+        return best
+
+    def _resolve(self, path: str, *, create_parents: bool) -> Resolved:
+        display = path
+        root, raw = self._locate(path, display)
+        must_be_dir = path == "" or path.endswith("/") or raw[-1:] in ([""], ["."])
+        pending: deque[str] = deque(p for p in raw if p not in ("", "."))
+        owned: list[int] = []
+        names: list[str] = []
+        hops = 0
+        try:
+            while pending:
+                comp = pending.popleft()
+                cur = owned[-1] if owned else root.fd
+                if comp == "..":
+                    if not names:
+                        raise SandboxDenied(
+                            f"{display!r} leads outside the workspace root", details={"reason": "escape"}
+                        )
+                    names.pop()
+                    os.close(owned.pop())
+                    continue
+                is_leaf = not pending and not must_be_dir
+                try:
+                    st = os.stat(comp, dir_fd=cur, follow_symlinks=False)
+                except FileNotFoundError:
+                    if is_leaf:
+                        return Resolved(root, (*names, comp), comp, cur, owned)
+                    if not create_parents:
+                        tail = _lexical_tail(names, [comp, *pending], display)
+                        _close_all(owned)
+                        return Resolved(root, tuple(tail), tail[-1] if tail else None, None, [])
+                    _make_directory(cur, comp, display)
+                    pending.appendleft(comp)
+                    continue
+                except OSError as exc:
+                    raise map_os_error(exc, display) from exc
+                if stat.S_ISLNK(st.st_mode):
+                    hops += 1
+                    if hops > MAX_SYMLINK_HOPS:
+                        raise IoError(
+                            f"{display!r}: too many levels of symbolic links (a symlink loop)",
+                            details={"errno": errno.ELOOP},
+                        )
+                    root, names, owned = self._splice_link(root, names, owned, cur, comp, pending, display)
+                    continue
+                if is_leaf:
+                    return Resolved(root, (*names, comp), comp, cur, owned)
+                if not stat.S_ISDIR(st.st_mode):
+                    raise NotDirectory(
+                        f"{display!r}: {'/'.join([*names, comp])!r} is not a directory",
+                        details={"component": comp},
+                    )
+                owned.append(_open_directory(cur, comp, display))
+                names.append(comp)
+            cur = owned[-1] if owned else root.fd
+            return Resolved(root, tuple(names), None, cur, owned)
+        except BaseException:
+            _close_all(owned)
+            raise
+
+    def _splice_link(
+        self,
+        root: Root,
+        names: list[str],
+        owned: list[int],
+        cur: int,
+        comp: str,
+        pending: deque[str],
+        display: str,
+    ) -> tuple[Root, list[str], list[int]]:
+        try:
+            target = os.readlink(comp, dir_fd=cur)
+        except OSError as exc:
+            raise map_os_error(exc, display) from exc
+        target_parts = [p for p in target.split("/") if p not in ("", ".")]
+        if target.startswith("/"):
+            landing = self._root_holding(target)
+            if landing is None:
+                raise SandboxDenied(
+                    f"{display!r} is a symlink (or passes through one) that leads outside the workspace",
+                    details={"reason": "symlink"},
+                )
+            _close_all(owned)
+            root, rest = landing
+            names, owned = [], []
+            target_parts = rest
+        pending.extendleft(reversed(target_parts))
+        return root, names, owned
+
+    def _root_holding(self, absolute: str) -> tuple[Root, list[str]] | None:
+        for root in self.roots:
+            rest = root.parts_of(absolute)
+            if rest is not None:
+                return root, rest
+        return None
+
+
+def _lexical_tail(names: list[str], rest: list[str], display: str) -> list[str]:
+    """The canonical location of a path whose remaining components do not exist yet."""
+    out = list(names)
+    for comp in rest:
+        if comp == "..":
+            if not out:
+                raise SandboxDenied(f"{display!r} leads outside the workspace root", details={"reason": "escape"})
+            out.pop()
+        else:
+            out.append(comp)
+    return out
+
+
+def _open_directory(cur: int, comp: str, display: str) -> int:
+    try:
+        return os.open(comp, DIR_FLAGS, dir_fd=cur)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+            # swapped for a symlink, a file or nothing since we looked: refuse rather than follow
+            raise IoError(
+                f"{display!r}: a directory on the path changed while it was being resolved; retry",
+                details={"errno": exc.errno},
+            ) from exc
+        raise map_os_error(exc, display) from exc
+
+
+def _make_directory(cur: int, comp: str, display: str) -> None:
+    try:
+        os.mkdir(comp, 0o777, dir_fd=cur)
+    except FileExistsError:
+        pass  # created by someone else meanwhile: the walk looks again
+    except OSError as exc:
+        raise map_os_error(exc, display) from exc
+
+
+def _close_all(fds: list[int]) -> None:
+    while fds:
+        os.close(fds.pop())
+
+
+def describe_kind(mode: int) -> str:
+    """A human name for a non-regular file type."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a Unix socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a regular file"
+
+
+def require_regular(st: os.stat_result, display: str) -> None:
+    if stat.S_ISREG(st.st_mode):
+        return
+    kind = describe_kind(st.st_mode)
+    raise NotRegularFile(
+        f"{display!r} is {kind}, not a regular file",
+        details={"kind": "directory" if stat.S_ISDIR(st.st_mode) else kind},
+    )

@@ -1,0 +1,88 @@
+"""The ``read`` tool: numbered lines of a text file, and the observation that authorises later edits."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
+from fs_tools.errors import NotFound
+from fs_tools.provider import decode_text
+from fs_tools.tools.base import Tool, ToolContext, ToolOutput
+from fs_tools.tools.rendering import OUTPUT_CAP_BYTES, render_page, split_lines
+from policy import ABSENT, Present
+
+DEFAULT_LIMIT = 2000
+
+
+class ReadArgs(ToolArgs):
+    file_path: FilePath = Field(
+        description="Path of the file: relative to the workspace root, or absolute inside a root."
+    )
+    offset: Integer = Field(1, ge=1, description="First line to show (1-based). Default 1.")
+    limit: Integer = Field(DEFAULT_LIMIT, ge=1, description=f"How many lines to show. Default {DEFAULT_LIMIT}.")
+
+
+class ReadOutput(ToolOutputModel):
+    path: str
+    offset: int
+    lines_shown: int
+    total_lines: int
+    next_offset: int | None
+    version: str
+
+
+def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
+    display = args.file_path
+    with ctx.provider.resolve(display) as target:
+        snap = ctx.provider.snapshot(target, display)
+        if snap is None:
+            ctx.store.put(ctx.session, target.key, ABSENT)
+            raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
+        text = decode_text(snap.data, display).text
+        ctx.store.put(ctx.session, target.key, Present(snap.version))
+    lines = split_lines(text)
+    total = len(lines)
+    if total == 0 and args.offset == 1:
+        return ToolOutput(
+            text=f"(the file {display!r} is empty: 0 lines, {len(snap.data)} bytes)",
+            value=_value(display, args.offset, 0, 0, None, snap.version),
+        )
+    if args.offset > total:
+        raise NotFound(
+            f"offset {args.offset} is past the end of {display!r}, which has {total} line(s)",
+            details={"reason": "offset", "offset": args.offset, "total_lines": total},
+        )
+    page = render_page(lines, args.offset, args.limit, OUTPUT_CAP_BYTES)
+    next_offset = page.last + 1 if page.last < total else None
+    body = page.text
+    if next_offset is not None:
+        why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if page.capped else f"limit {args.limit}"
+        body += f"\n\n[showing lines {page.first}–{page.last} of {total} ({why}); continue with offset={next_offset}]"
+    shown = page.last - page.first + 1
+    return ToolOutput(text=body, value=_value(display, args.offset, shown, total, next_offset, snap.version))
+
+
+def _value(path: str, offset: int, shown: int, total: int, next_offset: int | None, version: str) -> dict[str, object]:
+    return {
+        "path": path,
+        "offset": offset,
+        "lines_shown": shown,
+        "total_lines": total,
+        "next_offset": next_offset,
+        "version": version,
+    }
+
+
+READ = Tool(
+    name="read",
+    description=(
+        "Read a UTF-8 text file. Returns numbered lines ('   12<TAB>text'); the numbers and the tab are not "
+        "part of the file, so never copy them into old_string. Long files are paged: a footer gives the "
+        "next offset. Reading a file is required before you write over it or edit it, and a partial read "
+        "is enough."
+    ),
+    arguments=ReadArgs,
+    output=ReadOutput,
+    run=run_read,
+    read_only=True,
+)

@@ -1,0 +1,164 @@
+"""``Workspace`` and ``Session``: the public entry points, and the dispatch of one call through
+validation, the tool body and the error boundary."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pydantic import ValidationError
+
+from fs_tools.arguments import validate_arguments
+from fs_tools.boundary import internal, remediate
+from fs_tools.errors import (
+    HarnessError,
+    InvalidToolOutput,
+    ToolAbortedBeforeDispatch,
+    UnknownTool,
+)
+from fs_tools.provider import CancelToken, FileProvider
+from fs_tools.result import ToolResult
+from fs_tools.tools import CORE_TOOLS, Tool, ToolContext
+from policy import MemoryStore, ObservationStore, ProtectedPaths, SqliteStore
+
+DEFAULT_MAX_FILE_BYTES = 16 << 20
+
+
+class Workspace:
+    """One or more roots (the first is primary) and everything needed to serve tools confined to them.
+
+    Keyword options: ``read_only`` refuses every write and edit; ``protected`` lists gitignore-style
+    patterns no write or edit may touch; ``max_file_bytes`` bounds what is read or written;
+    ``store`` is an ``ObservationStore`` or the path of a SQLite file that keeps observations across
+    processes (in-memory by default).
+    """
+
+    def __init__(
+        self,
+        roots: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        read_only: bool = False,
+        protected: Iterable[str] = (),
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        store: ObservationStore | str | os.PathLike[str] | None = None,
+    ) -> None:
+        root_list = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
+        self.provider = FileProvider(root_list, max_file_bytes=max_file_bytes)
+        self.read_only = read_only
+        self.protected = ProtectedPaths(protected)
+        if store is None:
+            self.store: ObservationStore = MemoryStore()
+        elif isinstance(store, str | os.PathLike):
+            self.store = SqliteStore(store)
+        else:
+            self.store = store
+        self.tools: dict[str, Tool[Any]] = {tool.name: tool for tool in CORE_TOOLS}
+
+    @property
+    def roots(self) -> list[Path]:
+        return [Path(root.configured) for root in self.provider.resolver.roots]
+
+    def session(self, key: str) -> Session:
+        """The session named ``key``: the same key always sees the same observations."""
+        return Session(self, key)
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """``{"name", "description", "input_schema"}`` for every tool."""
+        return [tool.schema() for tool in self.tools.values()]
+
+    def close(self) -> None:
+        self.provider.close()
+        closer = getattr(self.store, "close", None)
+        if callable(closer):
+            closer()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def dispatch(self, session: str, name: object, arguments: object, cancel: CancelToken | None = None) -> ToolResult:
+        """Run one call; never raises for anything a caller can send."""
+        tool_name = name if isinstance(name, str) else repr(name)
+        try:
+            if cancel is not None and cancel.is_set():
+                raise ToolAbortedBeforeDispatch(f"the call to {tool_name!r} was cancelled before it started")
+            tool = self._tool(name)
+            args = validate_arguments(tool.arguments, arguments)
+            context = ToolContext(
+                provider=self.provider,
+                store=self.store,
+                session=session,
+                read_only=self.read_only,
+                protected=self.protected,
+                cancel=cancel,
+            )
+            output = tool.run(context, args)
+            try:
+                value = tool.output.model_validate(output.value).model_dump(mode="json")
+            except ValidationError as exc:
+                raise InvalidToolOutput(
+                    f"tool {tool.name!r} produced output that does not match its schema "
+                    f"({exc.error_count()} problem(s)); this is a bug in the tool, not in your call"
+                ) from exc
+            return ToolResult.success(output.text, value)
+        except HarnessError as exc:
+            return ToolResult.failure(remediate(exc, self.tools))
+        except Exception as exc:
+            return ToolResult.failure(internal(exc, tool_name))
+
+    def _tool(self, name: object) -> Tool[Any]:
+        if isinstance(name, str) and name in self.tools:
+            return self.tools[name]
+        names = list(self.tools)
+        guess = difflib.get_close_matches(name, names, n=1, cutoff=0.5) if isinstance(name, str) else []
+        hint = f'; did you mean "{guess[0]}"?' if guess else ""
+        shown = name if isinstance(name, str) else repr(name)
+        raise UnknownTool(f"unknown tool {shown!r}{hint} Available tools: {', '.join(names)}")
+
+
+class Session:
+    """A conversation's view of a workspace: its own observations, the same tools."""
+
+    def __init__(self, workspace: Workspace, key: str) -> None:
+        self.workspace = workspace
+        self.key = key
+
+    def call(
+        self, name: str, arguments: Mapping[str, Any] | str | None = None, *, cancel: CancelToken | None = None
+    ) -> ToolResult:
+        """Call a tool with a mapping or a JSON string of arguments. Never raises for bad input."""
+        return self.workspace.dispatch(self.key, name, arguments, cancel)
+
+    async def acall(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResult:
+        """The async twin of ``call``: runs in a worker thread.
+
+        If the awaiting task is cancelled, the call is told to stop at its next safe point (before any
+        commit), the worker is awaited so nothing runs on behind the caller's back, and the
+        cancellation propagates.
+        """
+        cancel = threading.Event()
+        worker = asyncio.ensure_future(asyncio.to_thread(self.call, name, arguments, cancel=cancel))
+        try:
+            return await asyncio.shield(worker)
+        except asyncio.CancelledError:
+            cancel.set()
+            await asyncio.wait([worker])
+            raise
+
+    def forget(self, path: str | None = None) -> None:
+        """Drop this session's observation of ``path`` (as the tools take it), or all of them."""
+        if path is None:
+            self.workspace.store.forget(self.key)
+            return
+        with self.workspace.provider.resolve(path) as target:
+            self.workspace.store.forget(self.key, target.key)

@@ -31,14 +31,13 @@ MAX_NAME_BYTES = 255
 
 
 def json_type(value: object) -> str:
-    """The JSON type name of a decoded JSON value."""
+    """The JSON type name of a decoded JSON value, as JSON names it: 3 and 3.5 are both numbers
+    ("integer" is a schema refinement, used for what is expected, never for what was received)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
+    if isinstance(value, int | float):
         return "number"
     if isinstance(value, str):
         return "string"
@@ -59,6 +58,8 @@ def _whole_number(value: object) -> object:
 def _check_path(value: str) -> str:
     if not value:
         raise PydanticCustomError("fs_path", "must not be empty")
+    if value.endswith("/"):
+        raise PydanticCustomError("fs_path", "must name a file, but it ends with '/'")
     if "\0" in value:
         raise PydanticCustomError(
             "fs_path", "must not contain a NUL character (at index {index})", {"index": value.index("\0")}
@@ -101,10 +102,22 @@ FilePath = Annotated[str, AfterValidator(_check_path)]
 Text = Annotated[str, AfterValidator(_check_text)]
 
 
+Loc = tuple[int | str, ...]
+Violation = tuple[Loc, str]  # where (relative to the model), and what is wrong
+
+
 class ToolArgs(BaseModel):
-    """Base of every tool's arguments: strict, closed, immutable; ``null`` means the default."""
+    """Base of every tool's arguments: strict, closed, immutable; ``null`` means the default.
+
+    Rules across fields go in ``cross_field_violations``, which sees the raw object, so they are
+    reported in the same pass as type errors (a model validator would only run once types are right).
+    """
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    @classmethod
+    def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
+        return []
 
     @model_validator(mode="before")
     @classmethod
@@ -149,12 +162,60 @@ def parse_arguments(raw: object) -> dict[str, Any]:
 def validate_arguments(model: type[ToolArgs], raw: object) -> ToolArgs:
     """Parse and validate; raise ToolArgsError listing every violation."""
     data = parse_arguments(raw)
+    found = _rule_violations(model, data, ())
     try:
-        return model.model_validate(data)
+        args = model.model_validate(data)
     except ValidationError as exc:
-        raise ToolArgsError([_violation(model, err) for err in exc.errors()]) from exc
+        found += [(tuple(err["loc"]), _violation(model, err)) for err in exc.errors()]
+        error: Exception | None = exc
     except RecursionError as exc:
         raise ToolArgsError(["/: the arguments are nested too deeply"]) from exc
+    else:
+        error = None
+    if not found:
+        return args
+    found.sort(key=lambda item: _declaration_order(model, item[0]))
+    raise ToolArgsError([message for _, message in found]) from error
+
+
+def _rule_violations(model: type[ToolArgs], data: Mapping[str, Any], loc: Loc) -> list[tuple[Loc, str]]:
+    """Cross-field rules of ``model`` and of the models nested in it, wherever the shapes allow."""
+    found = [
+        ((*loc, *where), f"{pointer((*loc, *where))}: {what}") for where, what in model.cross_field_violations(data)
+    ]
+    for name, value in data.items():
+        nested = _nested_model(model, name)
+        if nested is None:
+            continue
+        if isinstance(value, Mapping):
+            found += _rule_violations(nested, value, (*loc, name))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, Mapping):
+                    found += _rule_violations(nested, item, (*loc, name, index))
+    return found
+
+
+def _nested_model(model: type[BaseModel], name: str) -> type[ToolArgs] | None:
+    field = model.model_fields.get(name)
+    if field is None:
+        return None
+    inner = getattr(field.annotation, "__args__", (field.annotation,))[0]
+    return inner if isinstance(inner, type) and issubclass(inner, ToolArgs) else None
+
+
+def _declaration_order(model: type[BaseModel], loc: Loc) -> tuple[int, ...]:
+    """Sort key: each named step by its field's declaration index (unknown keys last), indexes as is."""
+    key: list[int] = []
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if isinstance(part, int):
+            key.append(part)
+            continue
+        names = list(current.model_fields) if current is not None else []
+        key.append(names.index(part) if part in names else len(names))
+        current = _nested_model(current, part) if current is not None else None
+    return tuple(key)
 
 
 def pointer(loc: tuple[int | str, ...]) -> str:
@@ -200,19 +261,7 @@ def _violation(model: type[BaseModel], err: ErrorDetails) -> str:
     if kind == "too_short":
         count = len(received) if isinstance(received, list) else 0
         return f"{where}: expected at least {ctx.get('min_length')} item(s), got {count}"
-    if kind == "value_error" and isinstance(ctx.get("error"), ArgumentRule):
-        rule: ArgumentRule = ctx["error"]
-        return f"{pointer(loc + rule.loc)}: {rule.message}"
     return f"{where}: {err['msg']}"  # our own rules (fs_path, fs_text) carry finished messages
-
-
-class ArgumentRule(ValueError):
-    """A cross-field rule broken inside a model validator, located relative to that model."""
-
-    def __init__(self, loc: tuple[int | str, ...], message: str) -> None:
-        super().__init__(message)
-        self.loc = loc
-        self.message = message
 
 
 def _did_you_mean(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
@@ -221,15 +270,11 @@ def _did_you_mean(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
     return f'; did you mean "{guess[0]}"?' if guess else f"; expected one of: {', '.join(fields)}"
 
 
-def _fields_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+def _fields_at(model: type[BaseModel], loc: Loc) -> list[str]:
     current: type[BaseModel] = model
     for part in loc:
-        if isinstance(part, int):
-            continue
-        annotation = current.model_fields[str(part)].annotation
-        inner = getattr(annotation, "__args__", (annotation,))[0]
-        if isinstance(inner, type) and issubclass(inner, BaseModel):
-            current = inner
+        if isinstance(part, str):
+            current = _nested_model(current, part) or current
     return list(current.model_fields)
 
 

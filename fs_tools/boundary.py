@@ -34,7 +34,7 @@ NOT_OBSERVED_REMEDY = "read the file, then retry"
 _KIND_PROSE = {
     "line_number_prefix": "old_string includes line-number prefixes copied from read output; "
     "drop the number and the tab before each line",
-    "line_endings": "it differs only in line endings (carriage returns)",
+    "line_endings": "it differs only in line endings: write line breaks as \\n, with no \\r",
     "quotes": "it differs only in curly vs straight quotes",
     "tabs_vs_spaces": "it differs in indentation: tabs vs spaces",
     "indentation": "it differs only in indentation",
@@ -83,7 +83,7 @@ def _stale(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]
             change = f"lines were removed before line {first}"
         else:
             change = f"line {first} changed" if first == last else f"lines {first}–{last} changed"
-        return f"{exc.message} ({change}) — {STALE_REMEDY} (from offset {max(1, first - 2)} is enough)"
+        return f"{exc.message} ({change}; re-reading from offset {max(1, first - 2)} is enough) — {STALE_REMEDY}"
     if found == "deleted":
         return f"{exc.message} (it was deleted or moved) — {STALE_REMEDY}"
     return f"{exc.message} — {STALE_REMEDY}"
@@ -122,7 +122,8 @@ def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Collec
     kind_prose = _KIND_PROSE.get(str(kind), "")
     return (
         f"{exc.message}{_nothing_applied(details)}. The closest text is at line {details.get('line')}; "
-        f"{kind_prose}:\n{shown}\n— copy old_string exactly as the file has it (the text after the tab), then retry"
+        f"{kind_prose}:\n{shown}\n— copy old_string exactly as the file has it "
+        "(each line without read's number and the tab after it), then retry"
     )
 
 
@@ -134,13 +135,18 @@ def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Collectio
 
 def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
     if details.get("reason") == "offset":
-        total = details.get("total_lines", 0)
-        return f"{exc.message} — use an offset between 1 and {max(1, int(total))}"
+        total = int(details.get("total_lines", 0))
+        if total == 0:
+            return f"{exc.message} — the file is empty; read it without an offset"
+        return f"{exc.message} — use an offset between 1 and {total}"
     return exc.message
 
 
 def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
-    return f"{exc.message}; files over the limit cannot be read or edited with these tools"
+    return (
+        f"{exc.message} — edit and write work on files up to the limit; read still pages through "
+        "larger files with offset and limit"
+    )
 
 
 _Renderer = Callable[[HarnessError, Mapping[str, Any], Collection[str]], str]

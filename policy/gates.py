@@ -71,7 +71,7 @@ class ProtectedPaths:
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self.patterns = tuple(patterns)
-        self._spec = pathspec.PathSpec.from_lines("gitwildmatch", self.patterns)
+        self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
 
     def matches(self, relative_path: str) -> bool:
         return bool(self.patterns) and self._spec.match_file(relative_path)

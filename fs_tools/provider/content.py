@@ -9,7 +9,6 @@ import xxhash
 from fs_tools.errors import NotText
 
 BOM = b"\xef\xbb\xbf"
-_BINARY_SNIFF = 8192
 
 
 def version_of(data: bytes) -> str:
@@ -34,7 +33,7 @@ def decode_text(data: bytes, display: str) -> TextFile:
     """Decode UTF-8 text strictly; binary or undecodable content is ``FS_NOT_TEXT`` with the reason."""
     bom = data.startswith(BOM)
     body = data[len(BOM) :] if bom else data
-    nul = body.find(b"\0", 0, _BINARY_SNIFF)
+    nul = body.find(b"\0")
     if nul >= 0:
         raise NotText(
             f"{display!r} looks binary: it contains a NUL byte at offset {nul + len(BOM) * bom}",

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import logging
 import os
 import secrets
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol, TypeVar
+
+import xxhash
 
 from fs_tools.errors import Aborted, IoError, NotFound, NotRegularFile, StaleVersion, TooLarge
 from fs_tools.provider import publish
@@ -31,6 +34,7 @@ log = logging.getLogger("fs_tools.provider")
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_ATTEMPTS = 3
+_CHUNK = 1 << 20
 
 
 class CancelToken(Protocol):
@@ -56,6 +60,42 @@ def _same_file_state(a: os.stat_result, b: os.stat_result) -> bool:
         b.st_mtime_ns,
         b.st_ctime_ns,
     )
+
+
+class Sink(Protocol):
+    """Receives a file's bytes, chunk by chunk, during a scan."""
+
+    def feed(self, chunk: bytes) -> None: ...
+
+
+S = TypeVar("S", bound=Sink)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The version and stat of the exact bytes a scan fed to its sink."""
+
+    version: str
+    stat: os.stat_result
+    size: int
+
+
+class _Collector:
+    """A sink that keeps the bytes, refusing to grow past the provider's limit."""
+
+    def __init__(self, provider: FileProvider, display: str) -> None:
+        self._provider = provider
+        self._display = display
+        self._chunks: list[bytes] = []
+        self._size = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self._size += len(chunk)
+        self._provider.check_size(self._size, self._display)  # the file grew while we read it
+        self._chunks.append(chunk)
+
+    def data(self) -> bytes:
+        return b"".join(self._chunks)
 
 
 class KeyedLocks:
@@ -130,20 +170,37 @@ class FileProvider:
     # --- reading ------------------------------------------------------------------------------------
 
     def snapshot(self, target: Resolved, display: str) -> Snapshot | None:
-        """The file's current bytes and version, or None when it does not exist."""
+        """The file's current bytes and version, or None when it does not exist (``FS_TOO_LARGE`` over
+        the limit, checked before reading)."""
+        found = self.scan(target, display, lambda: _Collector(self, display), max_size=self.max_file_bytes)
+        if found is None:
+            return None
+        collector, scan = found
+        snap = Snapshot(data=collector.data(), version=scan.version, stat=scan.stat)
+        self.cache.put(snap.version, snap.data)
+        return snap
+
+    def scan(
+        self, target: Resolved, display: str, new_sink: Callable[[], S], *, max_size: int | None = None
+    ) -> tuple[S, Scan] | None:
+        """Feed the file's bytes, in order, to a fresh sink while hashing them; None when the file does
+        not exist. If the file changes during the read, the read starts over with a new sink (and fails
+        closed after a few attempts), so the version always belongs to exactly the bytes fed."""
         for _ in range(_READ_ATTEMPTS):
-            snap = self._read_once(target, display)
-            if snap is None or isinstance(snap, Snapshot):
-                if snap is not None:
-                    self.cache.put(snap.version, snap.data)
-                return snap
+            sink = new_sink()
+            scan = self._scan_once(target, display, sink, max_size)
+            if scan is None:
+                return None
+            if isinstance(scan, Scan):
+                return sink, scan
         raise IoError(
             f"{display!r} kept changing while it was being read; nothing was recorded",
             details={"reason": "unstable"},
         )
 
-    def _read_once(self, target: Resolved, display: str) -> Snapshot | bool | None:
-        """A snapshot, None when absent, or False when the file changed during the read."""
+    def _scan_once(
+        self, target: Resolved, display: str, sink: Sink, max_size: int | None
+    ) -> Scan | Literal[False] | None:
         if target.dir_fd is None:
             return None
         if target.name is None:
@@ -157,7 +214,8 @@ class FileProvider:
                 details={"reason": "raced"},
             )
         require_regular(before, display)  # before opening, so a FIFO or device is never opened
-        self._check_size(before.st_size, display)
+        if max_size is not None:
+            self._check_size(before.st_size, display)
         try:
             fd = os.open(target.name, READ_FLAGS, dir_fd=target.dir_fd)  # type: ignore[arg-type]
         except FileNotFoundError:
@@ -169,26 +227,20 @@ class FileProvider:
             require_regular(opened, display)
             if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
                 return False
-            data = self._read_all(fd, display)
+            hasher = xxhash.xxh3_128()
+            size = 0
+            while chunk := os.read(fd, _CHUNK):
+                hasher.update(chunk)
+                size += len(chunk)
+                sink.feed(chunk)
             after = os.fstat(fd)
         except OSError as exc:
             raise map_os_error(exc, display) from exc
         finally:
             os.close(fd)
-        if not _same_file_state(opened, after) or len(data) != after.st_size:
+        if not _same_file_state(opened, after) or size != after.st_size:
             return False  # a writer raced the read: fail closed and look again
-        return Snapshot(data=data, version=version_of(data), stat=after)
-
-    def _read_all(self, fd: int, display: str) -> bytes:
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return b"".join(chunks)
-            total += len(chunk)
-            self._check_size(total, display)
-            chunks.append(chunk)
+        return Scan(version=hasher.hexdigest(), stat=after, size=size)
 
     def _check_size(self, size: int, display: str) -> None:
         if size > self.max_file_bytes:
@@ -214,7 +266,11 @@ class FileProvider:
         The caller holds ``self.locks.hold(target.key)``. ``basis`` is a snapshot already taken under
         that lock; when the file's stat still matches it, the bytes are not hashed again.
         """
-        self._check_size(len(data), display)
+        if len(data) > self.max_file_bytes:
+            raise TooLarge(
+                f"the new content for {display!r} is {len(data):,} bytes, over the {self.max_file_bytes:,}-byte limit",
+                details={"size": len(data), "limit": self.max_file_bytes},
+            )
         if target.name is None:
             raise NotRegularFile(f"{display!r} is a directory, not a regular file", details={"kind": "directory"})
         if target.dir_fd is None:
@@ -222,15 +278,19 @@ class FileProvider:
                 raise StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
             raise NotFound(f"{display!r}: the parent directory does not exist", details={"reason": "parent"})
         current = target.leaf_stat()
-        self._check_expectation(target, current, expect, display, basis)
+        basis = self._check_expectation(target, current, expect, display, basis)
         if cancel is not None and cancel.is_set():
             raise Aborted(f"writing {display!r} was cancelled before anything was written")
         mode = stat.S_IMODE(current.st_mode) if current is not None else 0o666 & ~self._umask
         owner = (current.st_uid, current.st_gid) if current is not None else None
-        new_stat = self._publish(target, data, mode, owner, replace=current is not None, display=display, cancel=cancel)
+        new_stat = self._publish(target, data, mode, owner, expect=expect, basis=basis, display=display, cancel=cancel)
         snap = Snapshot(data=data, version=version_of(data), stat=new_stat)
         self.cache.put(snap.version, data)
         return snap
+
+    def check_size(self, size: int, display: str) -> None:
+        """FS_TOO_LARGE when ``size`` exceeds the limit for whole-file work."""
+        self._check_size(size, display)
 
     def _check_expectation(
         self,
@@ -239,7 +299,8 @@ class FileProvider:
         expect: Observation,
         display: str,
         basis: Snapshot | None,
-    ) -> None:
+    ) -> Snapshot | None:
+        """Raise unless the file is as ``expect`` says; return the snapshot that proves it (if any)."""
         if current is not None:
             if stat.S_ISLNK(current.st_mode):
                 raise IoError(
@@ -250,17 +311,18 @@ class FileProvider:
         if isinstance(expect, Absent):
             if current is not None:
                 raise StaleVersion(f"{display!r} already exists", details={"found": "exists"})
-            return
+            return None
         assert isinstance(expect, Present)
         if current is None:
             raise StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
         if basis is not None and basis.version == expect.version and _same_file_state(basis.stat, current):
-            return
+            return basis
         now = self.snapshot(target, display)
         if now is None:
             raise StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
         if now.version != expect.version:
             raise self.stale(display, expect.version, now)
+        return now
 
     def stale(self, display: str, observed_version: str, now: Snapshot) -> StaleVersion:
         """The condition "changed since observed", with the changed lines when the old bytes are cached."""
@@ -279,10 +341,13 @@ class FileProvider:
         mode: int,
         owner: tuple[int, int] | None,
         *,
-        replace: bool,
+        expect: Observation,
+        basis: Snapshot | None,
         display: str,
         cancel: CancelToken | None,
     ) -> os.stat_result:
+        """Write a complete temp file, then — holding the directory's OS lock, which other processes and
+        other workspaces respect too — re-check the expectation and rename it into place."""
         dir_fd, name = target.dir_fd, target.name
         assert dir_fd is not None and name is not None
         temp = f".{secrets.token_hex(8)}.fs-tools.tmp"
@@ -298,13 +363,15 @@ class FileProvider:
                 written = os.fstat(fd)
             finally:
                 os.close(fd)
-            if cancel is not None and cancel.is_set():
-                raise Aborted(f"writing {display!r} was cancelled before it was published; the file is intact")
-            if replace:
-                os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            else:
-                publish.rename_no_replace(dir_fd, temp, name)
-            published = True
+            with _directory_lock(dir_fd):
+                self._check_expectation(target, target.leaf_stat(), expect, display, basis)
+                if cancel is not None and cancel.is_set():
+                    raise Aborted(f"writing {display!r} was cancelled before it was published; the file is intact")
+                if isinstance(expect, Absent):
+                    publish.rename_no_replace(dir_fd, temp, name)
+                else:
+                    os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                published = True
         except FileExistsError as exc:
             raise StaleVersion(f"{display!r} already exists", details={"found": "exists"}) from exc
         except OSError as exc:
@@ -318,6 +385,18 @@ class FileProvider:
         except OSError as exc:  # the rename is done; some filesystems cannot sync a directory
             log.warning("directory fsync after writing %r failed: errno %s", display, exc.errno)
         return written
+
+
+@contextlib.contextmanager
+def _directory_lock(dir_fd: int) -> Iterator[None]:
+    """An exclusive ``flock`` on a fresh open of the directory: a new open file description, so it
+    excludes every other holder — another thread's descriptor, another workspace, another process."""
+    fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor of the description releases the lock
 
 
 def _write_all(fd: int, data: bytes) -> None:

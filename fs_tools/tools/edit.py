@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from fs_tools.arguments import ArgumentRule, FilePath, Text, ToolArgs, ToolOutputModel
+from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.provider import Snapshot, decode_text
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.matching import Replacement, replace
@@ -23,9 +24,11 @@ _NEW_DOC = "The replacement text, inserted literally (no regex or $ expansion)."
 _ALL_DOC = "Replace every occurrence instead of requiring a unique one. Default false."
 
 
-def _differs(old: str, new: str) -> None:
-    if old == new:
-        raise ArgumentRule(("new_string",), "must differ from old_string")
+def _differs(data: Mapping[str, Any]) -> list[Violation]:
+    old, new = data.get("old_string"), data.get("new_string")
+    if isinstance(old, str) and old and old == new:
+        return [(("new_string",), "must differ from old_string")]
+    return []
 
 
 class EditArgs(ToolArgs):
@@ -34,10 +37,9 @@ class EditArgs(ToolArgs):
     new_string: Text = Field(description=_NEW_DOC)
     replace_all: bool = Field(False, description=_ALL_DOC)
 
-    @model_validator(mode="after")
-    def _check(self) -> EditArgs:
-        _differs(self.old_string, self.new_string)
-        return self
+    @classmethod
+    def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
+        return _differs(data)
 
 
 class EditSpec(ToolArgs):
@@ -45,10 +47,9 @@ class EditSpec(ToolArgs):
     new_string: Text = Field(description=_NEW_DOC)
     replace_all: bool = Field(False, description=_ALL_DOC)
 
-    @model_validator(mode="after")
-    def _check(self) -> EditSpec:
-        _differs(self.old_string, self.new_string)
-        return self
+    @classmethod
+    def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
+        return _differs(data)
 
 
 class MultiEditArgs(ToolArgs):

@@ -122,6 +122,7 @@ def _strip_line_numbers(text: str) -> str:
 # Every transform keeps the line count, so a position in the transformed text maps to a line number.
 _CHECKS: list[tuple[str, Callable[[str], str], Callable[[str], str]]] = [
     ("line_number_prefix", _strip_line_numbers, lambda t: t),
+    ("line_endings", lambda t: t.replace("\r", "\n"), lambda t: t.replace("\r", "\n")),
     ("line_endings", lambda t: t.replace("\r", ""), lambda t: t.replace("\r", "")),
     ("quotes", lambda t: t.translate(_CURLY), lambda t: t.translate(_CURLY)),
     ("indentation", _per_line(str.lstrip), _per_line(str.lstrip)),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from fs_tools.errors import NotFound, NotObserved, SandboxDenied, StaleVersion
 from fs_tools.provider import Resolved, Snapshot
+from fs_tools.provider.resolve import require_regular
 from fs_tools.tools.base import ToolContext
 from policy import Absent, Allow, Deny, Intent, Present, decide, decide_mutation_allowed
 from policy.gates import NOT_OBSERVED
@@ -30,7 +31,7 @@ def commit_gated(ctx: ToolContext, display: str, intent: Intent, produce: Produc
         _check_configuration(ctx, target, display)
         decision = decide(intent, ctx.store.get(ctx.session, target.key))
         if isinstance(decision, Deny):
-            raise _denial(decision, target, display)
+            raise _denial(ctx, decision, target, display)
         if isinstance(decision.expect, Absent) and not target.parent_exists:
             target = stack.enter_context(ctx.provider.resolve(display, create_parents=True))
             _check_configuration(ctx, target, display)
@@ -67,11 +68,15 @@ def _check_configuration(ctx: ToolContext, target: Resolved, display: str) -> No
     )
 
 
-def _denial(decision: Deny, target: Resolved, display: str) -> Exception:
-    exists = target.leaf_stat() is not None
+def _denial(ctx: ToolContext, decision: Deny, target: Resolved, display: str) -> Exception:
+    current = target.leaf_stat()
+    exists = current is not None
     if decision.reason == "unseen":
-        if not exists:
+        if current is None:
             return NotFound(f"{display!r} does not exist", details={"reason": "missing"})
+        # A file no read can observe must say why, or "read the file, then retry" would loop forever.
+        require_regular(current, display)
+        ctx.provider.check_size(current.st_size, display)
         return NotObserved(f"{display!r} has not been read in this session", details={"reason": "unseen"})
     if exists:
         return StaleVersion(

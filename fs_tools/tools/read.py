@@ -6,9 +6,9 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
 from fs_tools.errors import NotFound
-from fs_tools.provider import decode_text
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
-from fs_tools.tools.rendering import OUTPUT_CAP_BYTES, render_page, split_lines
+from fs_tools.tools.paging import PageSink
+from fs_tools.tools.rendering import OUTPUT_CAP_BYTES, render_page
 from policy import ABSENT, Present
 
 DEFAULT_LIMIT = 2000
@@ -33,33 +33,47 @@ class ReadOutput(ToolOutputModel):
 
 def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
     display = args.file_path
-    with ctx.provider.resolve(display) as target:
-        snap = ctx.provider.snapshot(target, display)
-        if snap is None:
+    provider = ctx.provider
+
+    def new_sink() -> PageSink:
+        return PageSink(
+            display, args.offset, args.limit, keep_bytes=provider.cache.max_item, max_chars=2 * OUTPUT_CAP_BYTES
+        )
+
+    with provider.resolve(display) as target, provider.locks.hold(target.key):
+        # Under the file's lock, so a read cannot record an older version over a parallel commit's.
+        found = provider.scan(target, display, new_sink)
+        if found is None:
             ctx.store.put(ctx.session, target.key, ABSENT)
             raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
-        text = decode_text(snap.data, display).text
-        ctx.store.put(ctx.session, target.key, Present(snap.version))
-    lines = split_lines(text)
-    total = len(lines)
+        sink, scan = found
+        # Recorded even when the content is not text: the session has seen this version, so write may
+        # replace it.
+        ctx.store.put(ctx.session, target.key, Present(scan.version))
+    kept = sink.kept()
+    if kept is not None:
+        provider.cache.put(scan.version, kept)
+    total = sink.finish()
+    if sink.problem is not None:
+        raise sink.problem
     if total == 0 and args.offset == 1:
         return ToolOutput(
-            text=f"(the file {display!r} is empty: 0 lines, {len(snap.data)} bytes)",
-            value=_value(display, args.offset, 0, 0, None, snap.version),
+            text=f"(the file {display!r} is empty: 0 lines, {scan.size} bytes)",
+            value=_value(display, args.offset, 0, 0, None, scan.version),
         )
     if args.offset > total:
         raise NotFound(
             f"offset {args.offset} is past the end of {display!r}, which has {total} line(s)",
             details={"reason": "offset", "offset": args.offset, "total_lines": total},
         )
-    page = render_page(lines, args.offset, args.limit, OUTPUT_CAP_BYTES)
+    page = render_page(sink.window, args.offset, OUTPUT_CAP_BYTES)
     next_offset = page.last + 1 if page.last < total else None
     body = page.text
     if next_offset is not None:
         why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if page.capped else f"limit {args.limit}"
         body += f"\n\n[showing lines {page.first}–{page.last} of {total} ({why}); continue with offset={next_offset}]"
     shown = page.last - page.first + 1
-    return ToolOutput(text=body, value=_value(display, args.offset, shown, total, next_offset, snap.version))
+    return ToolOutput(text=body, value=_value(display, args.offset, shown, total, next_offset, scan.version))
 
 
 def _value(path: str, offset: int, shown: int, total: int, next_offset: int | None, version: str) -> dict[str, object]:

@@ -22,6 +22,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic.json_schema import WithJsonSchema
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from fs_tools.errors import ToolArgsError
@@ -98,7 +99,11 @@ def _check_text(value: str) -> str:
 
 
 Integer = Annotated[int, BeforeValidator(_whole_number)]
-FilePath = Annotated[str, AfterValidator(_check_path)]
+# The schema states what JSON Schema can (not empty, no trailing "/"); the validator adds what it cannot
+# (NUL, lone surrogates, byte lengths) and words every message.
+FilePath = Annotated[
+    str, AfterValidator(_check_path), WithJsonSchema({"type": "string", "minLength": 1, "pattern": "[^/]$"})
+]
 Text = Annotated[str, AfterValidator(_check_text)]
 
 

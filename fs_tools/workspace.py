@@ -121,7 +121,7 @@ class Workspace:
             return self.tools[name]
         names = list(self.tools)
         guess = difflib.get_close_matches(name, names, n=1, cutoff=0.5) if isinstance(name, str) else []
-        hint = f'; did you mean "{guess[0]}"?' if guess else ""
+        hint = f'; did you mean "{guess[0]}"?' if guess else "."
         shown = name if isinstance(name, str) else repr(name)
         raise UnknownTool(f"unknown tool {shown!r}{hint} Available tools: {', '.join(names)}")
 

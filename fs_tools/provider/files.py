@@ -172,7 +172,7 @@ class FileProvider:
     def snapshot(self, target: Resolved, display: str) -> Snapshot | None:
         """The file's current bytes and version, or None when it does not exist (``FS_TOO_LARGE`` over
         the limit, checked before reading)."""
-        found = self.scan(target, display, lambda: _Collector(self, display), max_size=self.max_file_bytes)
+        found = self.scan(target, display, lambda: _Collector(self, display), bounded=True)
         if found is None:
             return None
         collector, scan = found
@@ -181,14 +181,15 @@ class FileProvider:
         return snap
 
     def scan(
-        self, target: Resolved, display: str, new_sink: Callable[[], S], *, max_size: int | None = None
+        self, target: Resolved, display: str, new_sink: Callable[[], S], *, bounded: bool = False
     ) -> tuple[S, Scan] | None:
         """Feed the file's bytes, in order, to a fresh sink while hashing them; None when the file does
         not exist. If the file changes during the read, the read starts over with a new sink (and fails
-        closed after a few attempts), so the version always belongs to exactly the bytes fed."""
+        closed after a few attempts), so the version always belongs to exactly the bytes fed. ``bounded``
+        refuses a file over the size limit before reading it."""
         for _ in range(_READ_ATTEMPTS):
             sink = new_sink()
-            scan = self._scan_once(target, display, sink, max_size)
+            scan = self._scan_once(target, display, sink, bounded)
             if scan is None:
                 return None
             if isinstance(scan, Scan):
@@ -198,13 +199,12 @@ class FileProvider:
             details={"reason": "unstable"},
         )
 
-    def _scan_once(
-        self, target: Resolved, display: str, sink: Sink, max_size: int | None
-    ) -> Scan | Literal[False] | None:
+    def _scan_once(self, target: Resolved, display: str, sink: Sink, bounded: bool) -> Scan | Literal[False] | None:
         if target.dir_fd is None:
             return None
         if target.name is None:
-            require_regular(os.stat(target.dir_fd), display)
+            require_regular(os.stat(target.dir_fd), display)  # a directory: raises
+        assert target.name is not None
         before = target.leaf_stat()
         if before is None:
             return None
@@ -214,10 +214,10 @@ class FileProvider:
                 details={"reason": "raced"},
             )
         require_regular(before, display)  # before opening, so a FIFO or device is never opened
-        if max_size is not None:
-            self._check_size(before.st_size, display)
+        if bounded:
+            self.check_size(before.st_size, display)
         try:
-            fd = os.open(target.name, READ_FLAGS, dir_fd=target.dir_fd)  # type: ignore[arg-type]
+            fd = os.open(target.name, READ_FLAGS, dir_fd=target.dir_fd)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -242,7 +242,8 @@ class FileProvider:
             return False  # a writer raced the read: fail closed and look again
         return Scan(version=hasher.hexdigest(), stat=after, size=size)
 
-    def _check_size(self, size: int, display: str) -> None:
+    def check_size(self, size: int, display: str) -> None:
+        """FS_TOO_LARGE when a file of ``size`` bytes is over the limit for whole-file work."""
         if size > self.max_file_bytes:
             raise TooLarge(
                 f"{display!r} is {size:,} bytes, over the {self.max_file_bytes:,}-byte limit",
@@ -287,10 +288,6 @@ class FileProvider:
         snap = Snapshot(data=data, version=version_of(data), stat=new_stat)
         self.cache.put(snap.version, data)
         return snap
-
-    def check_size(self, size: int, display: str) -> None:
-        """FS_TOO_LARGE when ``size`` exceeds the limit for whole-file work."""
-        self._check_size(size, display)
 
     def _check_expectation(
         self,

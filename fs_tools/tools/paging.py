@@ -97,16 +97,29 @@ class PageSink:
         if not text:
             return
         newlines = text.count("\n")
-        if self.line + newlines < self.first or self.line >= self.stop:
-            self.line += newlines  # nothing of this text is in the window
-            self.at_line_start = text.endswith("\n")
-            return
-        for index, part in enumerate(text.split("\n")):
-            if index:
-                self._end_line()
-            if self.first <= self.line < self.stop:
-                self._add(part)
+        base = self.line
         self.at_line_start = text.endswith("\n")
+        if base + newlines < self.first or base >= self.stop:
+            self.line = base + newlines  # nothing of this text is in the window
+            return
+        parts = text.split("\n")  # parts[i] belongs to line base + i; all but the last are complete
+        if self._in_window(base):
+            self._add(parts[0])
+        if not newlines:
+            return
+        self._end_line()
+        lo = max(1, self.first - base)
+        hi = min(newlines - 1, self.stop - 1 - base)
+        for line_no, part in enumerate(parts[lo : hi + 1], start=base + lo):
+            # whole lines inside the window; the lines around it are only counted
+            if not self._append(line_no, part, len(part)):
+                break
+        self.line = base + newlines
+        if self._in_window(self.line):
+            self._add(parts[-1])
+
+    def _in_window(self, line: int) -> bool:
+        return self.first <= line < self.stop
 
     def _add(self, part: str) -> None:
         room = MAX_LINE_CHARS + 1 - sum(len(p) for p in self._pieces)
@@ -115,14 +128,20 @@ class PageSink:
         self._length += len(part)
 
     def _end_line(self) -> None:
-        if self.first <= self.line < self.stop:
-            text = "".join(self._pieces)
-            length = self._length
-            if text.endswith("\r") and length == len(text):
-                text, length = text[:-1], length - 1  # the CR of a CRLF is not shown
-            self.window.append(Line(text, length))
-            self._held += min(length, MAX_LINE_CHARS)
-            if self._held > self.max_chars:
-                self.stop = self.line + 1  # enough to fill the output cap; keep counting only
+        if self._in_window(self.line):
+            self._append(self.line, "".join(self._pieces), self._length)
         self._pieces, self._length = [], 0
         self.line += 1
+
+    def _append(self, line_no: int, text: str, length: int) -> bool:
+        """Keep a complete window line; False once the window is full enough to fill the output cap."""
+        if not self._in_window(line_no):
+            return False
+        if length == len(text) and text.endswith("\r"):
+            text, length = text[:-1], length - 1  # the CR of a CRLF is not shown
+        self.window.append(Line(text[: MAX_LINE_CHARS + 1], length))
+        self._held += min(length, MAX_LINE_CHARS)
+        if self._held > self.max_chars:
+            self.stop = line_no + 1  # keep counting lines, stop keeping them
+            return False
+        return True

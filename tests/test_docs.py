@@ -9,11 +9,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 def test_error_reference_lists_every_code_with_its_class() -> None:
     page = (DOCS / "errors.md").read_text(encoding="utf-8")
-    missing = [
-        code
-        for code, cls in error_codes().items()
-        if f"| `{code}` | `{cls.__name__}` |" not in page
-    ]
+    missing = [code for code, cls in error_codes().items() if f"| `{code}` | `{cls.__name__}` |" not in page]
     assert missing == []
 
 

@@ -38,6 +38,12 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+MAX_PATH_LABEL = 160
+
+
+def path_label(path: str) -> str:
+    """A path as messages name it: whole when short, its two ends when long (messages stay short)."""
+    return path if len(path) <= MAX_PATH_LABEL else f"{path[:90]}…{path[-60:]}"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ import pytest
 from fs_tools import Session, Workspace
 from fs_tools.errors import Aborted
 from fs_tools.provider import files
-from policy import Present
 
 ORIGINAL = b"one\ntwo\n"
 
@@ -79,7 +78,7 @@ def test_provider_commit_with_a_set_token_raises_fs_aborted(root: Path, workspac
         snap = provider.snapshot(target, "a.txt")
         assert snap is not None
         with pytest.raises(Aborted) as caught:
-            provider.commit(target, b"x", expect=Present(snap.version), display="a.txt", basis=snap, cancel=cancel)
+            provider.commit(target, b"x", expected=snap.version, display="a.txt", basis=snap, cancel=cancel)
     assert caught.value.code == "FS_ABORTED"
     assert (root / "a.txt").read_bytes() == ORIGINAL
     assert _temps(root) == []

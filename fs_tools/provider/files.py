@@ -27,7 +27,6 @@ from fs_tools.provider import publish
 from fs_tools.provider.content import changed_lines, version_of
 from fs_tools.provider.oserrors import map_os_error
 from fs_tools.provider.resolve import Resolved, Resolver, require_regular
-from policy import Absent, Observation, Present
 
 log = logging.getLogger("fs_tools.provider")
 
@@ -159,7 +158,6 @@ class FileProvider:
         self.max_file_bytes = max_file_bytes
         self.locks = KeyedLocks()
         self.cache = VersionCache()
-        self._umask = _current_umask()
 
     def close(self) -> None:
         self.resolver.close()
@@ -195,7 +193,7 @@ class FileProvider:
             if isinstance(scan, Scan):
                 return sink, scan
         raise IoError(
-            f"{display!r} kept changing while it was being read; nothing was recorded",
+            f"{display!r} kept changing while it was being read",
             details={"reason": "unstable"},
         )
 
@@ -208,12 +206,7 @@ class FileProvider:
         before = target.leaf_stat()
         if before is None:
             return None
-        if stat.S_ISLNK(before.st_mode):
-            raise IoError(
-                f"{display!r} was replaced by a symlink while it was being resolved; retry",
-                details={"reason": "raced"},
-            )
-        require_regular(before, display)  # before opening, so a FIFO or device is never opened
+        require_plain_file(before, display)  # before opening, so a FIFO or device is never opened
         if bounded:
             self.check_size(before.st_size, display)
         try:
@@ -257,68 +250,66 @@ class FileProvider:
         target: Resolved,
         data: bytes,
         *,
-        expect: Observation,
+        expected: str | None,
         display: str,
         basis: Snapshot | None = None,
         cancel: CancelToken | None = None,
     ) -> Snapshot:
-        """Atomically replace (or create) the file, if and only if it is still as ``expect`` says.
+        """Atomically replace the file if it is still at version ``expected``, or create it if ``expected``
+        is None and it still does not exist; ``FS_STALE_VERSION`` otherwise.
 
         The caller holds ``self.locks.hold(target.key)``. ``basis`` is a snapshot already taken under
         that lock; when the file's stat still matches it, the bytes are not hashed again.
         """
-        if len(data) > self.max_file_bytes:
-            raise TooLarge(
-                f"the new content for {display!r} is {len(data):,} bytes, over the {self.max_file_bytes:,}-byte limit",
-                details={"size": len(data), "limit": self.max_file_bytes},
-            )
+        self.check_content_size(len(data), display)
         if target.name is None:
             raise NotRegularFile(f"{display!r} is a directory, not a regular file", details={"kind": "directory"})
         if target.dir_fd is None:
-            if isinstance(expect, Present):
-                raise StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
+            if expected is not None:
+                raise vanished(display)
             raise NotFound(f"{display!r}: the parent directory does not exist", details={"reason": "parent"})
         current = target.leaf_stat()
-        basis = self._check_expectation(target, current, expect, display, basis)
+        basis = self._check_expected(target, current, expected, display, basis)
         if cancel is not None and cancel.is_set():
             raise Aborted(f"writing {display!r} was cancelled before anything was written")
-        mode = stat.S_IMODE(current.st_mode) if current is not None else 0o666 & ~self._umask
-        owner = (current.st_uid, current.st_gid) if current is not None else None
-        new_stat = self._publish(target, data, mode, owner, expect=expect, basis=basis, display=display, cancel=cancel)
+        keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
+        new_stat = self._publish(target, data, keep, expected=expected, basis=basis, display=display, cancel=cancel)
         snap = Snapshot(data=data, version=version_of(data), stat=new_stat)
         self.cache.put(snap.version, data)
         return snap
 
-    def _check_expectation(
+    def check_content_size(self, size: int, display: str) -> None:
+        """FS_TOO_LARGE when new content of ``size`` bytes is over the limit."""
+        if size > self.max_file_bytes:
+            raise TooLarge(
+                f"the new content for {display!r} is {size:,} bytes, over the {self.max_file_bytes:,}-byte limit",
+                details={"size": size, "limit": self.max_file_bytes, "subject": "content"},
+            )
+
+    def _check_expected(
         self,
         target: Resolved,
         current: os.stat_result | None,
-        expect: Observation,
+        expected: str | None,
         display: str,
         basis: Snapshot | None,
     ) -> Snapshot | None:
-        """Raise unless the file is as ``expect`` says; return the snapshot that proves it (if any)."""
+        """Raise unless the file is as expected; return the snapshot that proves it (if any)."""
         if current is not None:
-            if stat.S_ISLNK(current.st_mode):
-                raise IoError(
-                    f"{display!r} was replaced by a symlink while it was being resolved; retry",
-                    details={"reason": "raced"},
-                )
-            require_regular(current, display)
-        if isinstance(expect, Absent):
+            require_plain_file(current, display)
+        if expected is None:
             if current is not None:
                 raise StaleVersion(f"{display!r} already exists", details={"found": "exists"})
             return None
-        assert isinstance(expect, Present)
         if current is None:
-            raise StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
-        if basis is not None and basis.version == expect.version and _same_file_state(basis.stat, current):
+            raise vanished(display)
+        if basis is not None and basis.version == expected and _same_file_state(basis.stat, current):
             return basis
         now = self.snapshot(target, display)
         if now is None:
-            raise StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
-        if now.version != expect.version:
-            raise self.stale(display, expect.version, now)
+            raise vanished(display)
+        if now.version != expected:
+            raise self.stale(display, expected, now)
         return now
 
     def stale(self, display: str, observed_version: str, now: Snapshot) -> StaleVersion:
@@ -335,36 +326,41 @@ class FileProvider:
         self,
         target: Resolved,
         data: bytes,
-        mode: int,
-        owner: tuple[int, int] | None,
+        keep: tuple[int, int, int] | None,
         *,
-        expect: Observation,
+        expected: str | None,
         basis: Snapshot | None,
         display: str,
         cancel: CancelToken | None,
     ) -> os.stat_result:
         """Write a complete temp file, then — holding the directory's OS lock, which other processes and
-        other workspaces respect too — re-check the expectation and rename it into place."""
+        other workspaces respect too — re-check the expectation and rename it into place.
+
+        ``keep`` is the replaced file's (mode, uid, gid); a new file is created with mode 0o666 and the
+        kernel applies the process umask, which is never read or changed here.
+        """
         dir_fd, name = target.dir_fd, target.name
         assert dir_fd is not None and name is not None
         temp = f".{secrets.token_hex(8)}.fs-tools.tmp"
         published = False
         try:
-            fd = os.open(temp, TEMP_FLAGS, 0o600, dir_fd=dir_fd)
+            fd = os.open(temp, TEMP_FLAGS, 0o600 if keep is not None else 0o666, dir_fd=dir_fd)
             try:
                 _write_all(fd, data)
-                if owner is not None and os.geteuid() == 0:
-                    os.fchown(fd, *owner)
-                os.fchmod(fd, mode)
+                if keep is not None:
+                    mode, uid, gid = keep
+                    if os.geteuid() == 0:
+                        os.fchown(fd, uid, gid)
+                    os.fchmod(fd, mode)
                 os.fsync(fd)
                 written = os.fstat(fd)
             finally:
                 os.close(fd)
             with _directory_lock(dir_fd):
-                self._check_expectation(target, target.leaf_stat(), expect, display, basis)
+                self._check_expected(target, target.leaf_stat(), expected, display, basis)
                 if cancel is not None and cancel.is_set():
                     raise Aborted(f"writing {display!r} was cancelled before it was published; the file is intact")
-                if isinstance(expect, Absent):
+                if expected is None:
                     publish.rename_no_replace(dir_fd, temp, name)
                 else:
                     os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -382,6 +378,18 @@ class FileProvider:
         except OSError as exc:  # the rename is done; some filesystems cannot sync a directory
             log.warning("directory fsync after writing %r failed: errno %s", display, exc.errno)
         return written
+
+
+def vanished(display: str) -> StaleVersion:
+    """The condition "the observed file is gone"."""
+    return StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
+
+
+def require_plain_file(st: os.stat_result, display: str) -> None:
+    """A regular file, not a symlink swapped in after resolution (which is never followed)."""
+    if stat.S_ISLNK(st.st_mode):
+        raise IoError(f"{display!r} was replaced by a symlink while it was being resolved", details={"reason": "raced"})
+    require_regular(st, display)
 
 
 @contextlib.contextmanager
@@ -403,10 +411,3 @@ def _write_all(fd: int, data: bytes) -> None:
         if written <= 0:  # pragma: no cover - os.write raises rather than returning 0 on regular files
             raise OSError(errno.EIO, "write returned no progress")
         view = view[written:]
-
-
-def _current_umask() -> int:
-    # os.umask can only be read by setting it; do it once, at construction, before threads use it
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

@@ -9,6 +9,7 @@ whatever is renamed meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -17,10 +18,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from fs_tools.errors import IoError, NotDirectory, NotRegularFile, SandboxDenied
+from fs_tools.errors import IoError, NotDirectory, NotFound, NotRegularFile, SandboxDenied, path_label
 from fs_tools.provider.oserrors import map_os_error
 
 MAX_SYMLINK_HOPS = 40
+MAX_DEPTH = 255  # directory levels held open during one resolution
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -69,6 +71,7 @@ class Resolved:
     name: str | None
     dir_fd: int | None
     _owned: list[int] = field(default_factory=list, repr=False)
+    created: list[tuple[int, str]] = field(default_factory=list, repr=False)  # (parent fd, name) we made
 
     @property
     def relative(self) -> str:
@@ -94,6 +97,13 @@ class Resolved:
         except FileNotFoundError:
             return None
 
+    def remove_created_directories(self) -> None:
+        """Undo the parent directories this resolution created, deepest first, where still empty."""
+        while self.created:
+            parent, name = self.created.pop()
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=parent)
+
     def close(self) -> None:
         while self._owned:
             os.close(self._owned.pop())
@@ -110,6 +120,15 @@ class Resolver:
     def close(self) -> None:
         for root in self.roots:
             os.close(root.fd)
+
+    def relative_forms(self, key: str) -> list[str]:
+        """The file's path relative to every root that holds it (nested roots give several)."""
+        forms = []
+        for root in self.roots:
+            rest = root.parts_of(key)
+            if rest is not None:
+                forms.append("/".join(rest) or ".")
+        return forms
 
     @contextmanager
     def resolve(self, path: str, *, create_parents: bool = False) -> Iterator[Resolved]:
@@ -132,12 +151,13 @@ class Resolver:
         return best
 
     def _resolve(self, path: str, *, create_parents: bool) -> Resolved:
-        display = path
+        display = path_label(path)
         root, raw = self._locate(path, display)
         must_be_dir = path == "" or path.endswith("/") or raw[-1:] in ([""], ["."])
         pending: deque[str] = deque(p for p in raw if p not in ("", "."))
         owned: list[int] = []
         names: list[str] = []
+        created: list[tuple[int, str]] = []
         hops = 0
         try:
             while pending:
@@ -156,12 +176,23 @@ class Resolver:
                     st = os.stat(comp, dir_fd=cur, follow_symlinks=False)
                 except FileNotFoundError:
                     if is_leaf:
-                        return Resolved(root, (*names, comp), comp, cur, owned)
+                        return Resolved(root, (*names, comp), comp, cur, owned, created)
+                    if ".." in pending:
+                        if _climbs_above(len(names) + 1, list(pending)):
+                            raise SandboxDenied(
+                                f"{display!r} leads outside the workspace root", details={"reason": "escape"}
+                            ) from None
+                        # "missing/../x" would name x, but only through a directory that is not there
+                        raise NotFound(
+                            f"{display!r}: {'/'.join([*names, comp])!r} does not exist",
+                            details={"reason": "parent"},
+                        ) from None
                     if not create_parents:
-                        tail = _lexical_tail(names, [comp, *pending], display)
+                        tail = (*names, comp, *pending)
                         _close_all(owned)
-                        return Resolved(root, tuple(tail), tail[-1] if tail else None, None, [])
+                        return Resolved(root, tail, tail[-1] if not must_be_dir else None, None, [])
                     _make_directory(cur, comp, display)
+                    created.append((cur, comp))
                     pending.appendleft(comp)
                     continue
                 except OSError as exc:
@@ -176,17 +207,25 @@ class Resolver:
                     root, names, owned = self._splice_link(root, names, owned, cur, comp, pending, display)
                     continue
                 if is_leaf:
-                    return Resolved(root, (*names, comp), comp, cur, owned)
+                    return Resolved(root, (*names, comp), comp, cur, owned, created)
                 if not stat.S_ISDIR(st.st_mode):
                     raise NotDirectory(
                         f"{display!r}: {'/'.join([*names, comp])!r} is not a directory",
                         details={"component": comp},
                     )
+                if len(owned) >= MAX_DEPTH:
+                    raise IoError(
+                        f"{display!r} is too deep: more than {MAX_DEPTH} directory levels",
+                        details={"errno": errno.ENAMETOOLONG},
+                    )
                 owned.append(_open_directory(cur, comp, display))
                 names.append(comp)
             cur = owned[-1] if owned else root.fd
-            return Resolved(root, tuple(names), None, cur, owned)
+            return Resolved(root, tuple(names), None, cur, owned, created)
         except BaseException:
+            for parent, name in reversed(created):
+                with contextlib.suppress(OSError):
+                    os.rmdir(name, dir_fd=parent)
             _close_all(owned)
             raise
 
@@ -205,8 +244,12 @@ class Resolver:
         except OSError as exc:
             raise map_os_error(exc, display) from exc
         target_parts = [p for p in target.split("/") if p not in ("", ".")]
+        if not target.startswith("/") and _climbs_above(len(names), target_parts):
+            # A relative target that climbs out of this root may land in it again or in another root:
+            # judge it, like an absolute target, by where it lands.
+            target = os.path.join(root.real, *names, target)
         if target.startswith("/"):
-            landing = self._root_holding(target)
+            landing = self._root_holding(os.path.normpath(target))
             if landing is None:
                 raise SandboxDenied(
                     f"{display!r} is a symlink (or passes through one) that leads outside the workspace",
@@ -227,17 +270,12 @@ class Resolver:
         return None
 
 
-def _lexical_tail(names: list[str], rest: list[str], display: str) -> list[str]:
-    """The canonical location of a path whose remaining components do not exist yet."""
-    out = list(names)
-    for comp in rest:
-        if comp == "..":
-            if not out:
-                raise SandboxDenied(f"{display!r} leads outside the workspace root", details={"reason": "escape"})
-            out.pop()
-        else:
-            out.append(comp)
-    return out
+def _climbs_above(depth: int, parts: list[str]) -> bool:
+    for part in parts:
+        depth += -1 if part == ".." else 1
+        if depth < 0:
+            return True
+    return False
 
 
 def _open_directory(cur: int, comp: str, display: str) -> int:
@@ -247,8 +285,8 @@ def _open_directory(cur: int, comp: str, display: str) -> int:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
             # swapped for a symlink, a file or nothing since we looked: refuse rather than follow
             raise IoError(
-                f"{display!r}: a directory on the path changed while it was being resolved; retry",
-                details={"errno": exc.errno},
+                f"{display!r}: a directory on the path changed while it was being resolved",
+                details={"errno": exc.errno, "reason": "raced"},
             ) from exc
         raise map_os_error(exc, display) from exc
 

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
+from fs_tools.errors import path_label
 from fs_tools.provider import Snapshot, decode_text
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.matching import Replacement, replace
@@ -89,7 +90,8 @@ def _apply(
     return decoded.encode(text), done
 
 
-def _run(ctx: ToolContext, display: str, edits: Sequence[EditSpec | EditArgs], labels: Sequence[str]) -> ToolOutput:
+def _run(ctx: ToolContext, path: str, edits: Sequence[EditSpec | EditArgs], labels: Sequence[str]) -> ToolOutput:
+    display = path_label(path)
     applied: list[Replacement] = []
 
     def produce(snapshot: Snapshot | None) -> bytes:
@@ -97,7 +99,7 @@ def _run(ctx: ToolContext, display: str, edits: Sequence[EditSpec | EditArgs], l
         applied.extend(results)
         return data
 
-    done = commit_gated(ctx, display, Intent.EDIT, produce)
+    done = commit_gated(ctx, path, Intent.EDIT, produce)
     count = sum(r.count for r in applied)
     lines = split_lines(decode_text(done.after.data, display).text)
     first = min(r.first_line for r in applied)
@@ -107,7 +109,7 @@ def _run(ctx: ToolContext, display: str, edits: Sequence[EditSpec | EditArgs], l
     return ToolOutput(
         text=text,
         value={
-            "path": display,
+            "path": path,
             "edits": len(applied),
             "replacements": count,
             "first_line": first,

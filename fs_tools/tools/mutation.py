@@ -7,11 +7,11 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fs_tools.errors import NotFound, NotObserved, SandboxDenied, StaleVersion
+from fs_tools.errors import NotFound, NotObserved, SandboxDenied, StaleVersion, path_label
 from fs_tools.provider import Resolved, Snapshot
-from fs_tools.provider.resolve import require_regular
+from fs_tools.provider.files import require_plain_file, vanished
 from fs_tools.tools.base import ToolContext
-from policy import Absent, Allow, Deny, Intent, Present, decide, decide_mutation_allowed
+from policy import Allow, Deny, Intent, Present, decide, decide_mutation_allowed
 from policy.gates import NOT_OBSERVED
 
 # Given the file's current snapshot (None when it is being created), the bytes to commit.
@@ -25,75 +25,98 @@ class Committed:
     created: bool
 
 
-def commit_gated(ctx: ToolContext, display: str, intent: Intent, produce: Produce) -> Committed:
+def commit_gated(ctx: ToolContext, path: str, intent: Intent, produce: Produce) -> Committed:
+    """Gate, then commit what ``produce`` makes of the current file. ``path`` is as the model sent it."""
+    label = path_label(path)
     with contextlib.ExitStack() as stack:
-        target = stack.enter_context(ctx.provider.resolve(display))
-        _check_configuration(ctx, target, display)
+        target = stack.enter_context(ctx.provider.resolve(path))
+        _check_configuration(ctx, target, label)
         decision = decide(intent, ctx.store.get(ctx.session, target.key))
         if isinstance(decision, Deny):
-            raise _denial(ctx, decision, target, display)
-        if isinstance(decision.expect, Absent) and not target.parent_exists:
-            target = stack.enter_context(ctx.provider.resolve(display, create_parents=True))
-            _check_configuration(ctx, target, display)
-        with ctx.provider.locks.hold(target.key):
-            before = _current(ctx, target, decision, display) if intent is Intent.EDIT else None
-            data = produce(before)
-            ctx.check_cancelled(f"{intent.value} of {display!r}")
-            try:
-                after = ctx.provider.commit(
-                    target, data, expect=decision.expect, display=display, basis=before, cancel=ctx.cancel
-                )
-            except StaleVersion as exc:
-                if decision.on_mismatch == NOT_OBSERVED:
-                    raise NotObserved(
-                        f"{display!r} already exists and this session has not read it",
-                        details={"reason": "exists"},
-                    ) from exc
-                raise
-            ctx.store.put(ctx.session, target.key, Present(after.version))
-            return Committed(before=before, after=after, created=isinstance(decision.expect, Absent))
+            raise _denial(ctx, decision, target, label)
+        expected = decision.expect.version if isinstance(decision.expect, Present) else None
+        early = None
+        if intent is Intent.WRITE:
+            early = produce(None)  # known before the disk is touched: refuse oversized content first
+            ctx.provider.check_content_size(len(early), label)
+        if expected is None and not target.parent_exists:
+            ctx.check_cancelled(f"{intent.value} of {label!r}")
+            target = stack.enter_context(ctx.provider.resolve(path, create_parents=True))
+            _check_configuration(ctx, target, label)
+        try:
+            return _commit(ctx, target, intent, decision, expected, early, produce, label)
+        except BaseException:
+            target.remove_created_directories()  # a failed create leaves no empty directories behind
+            raise
     raise AssertionError("unreachable")  # pragma: no cover - the with block always returns or raises
 
 
-def _check_configuration(ctx: ToolContext, target: Resolved, display: str) -> None:
-    deny = decide_mutation_allowed(read_only=ctx.read_only, protected=ctx.protected, relative_path=target.relative)
-    if deny is None:
-        return
-    if deny.reason == "read_only":
+def _commit(
+    ctx: ToolContext,
+    target: Resolved,
+    intent: Intent,
+    decision: Allow,
+    expected: str | None,
+    early: bytes | None,
+    produce: Produce,
+    label: str,
+) -> Committed:
+    with ctx.provider.locks.hold(target.key):
+        before = _current(ctx, target, expected, label) if intent is Intent.EDIT else None
+        data = early if early is not None else produce(before)
+        ctx.check_cancelled(f"{intent.value} of {label!r}")
+        try:
+            after = ctx.provider.commit(target, data, expected=expected, display=label, basis=before, cancel=ctx.cancel)
+        except StaleVersion as exc:
+            if decision.on_mismatch == NOT_OBSERVED:
+                raise NotObserved(
+                    f"{label!r} already exists and this session has not read it", details={"reason": "exists"}
+                ) from exc
+            raise
+        ctx.store.put(ctx.session, target.key, Present(after.version))
+        return Committed(before=before, after=after, created=expected is None)
+
+
+def _check_configuration(ctx: ToolContext, target: Resolved, label: str) -> None:
+    # Every spelling of the file counts: with nested roots, one file has a relative path under each.
+    for relative in ctx.provider.resolver.relative_forms(target.key):
+        deny = decide_mutation_allowed(read_only=ctx.read_only, protected=ctx.protected, relative_path=relative)
+        if deny is None:
+            continue
+        if deny.reason == "read_only":
+            raise SandboxDenied(
+                f"the workspace is read-only; {label!r} cannot be changed", details={"reason": "read_only"}
+            )
         raise SandboxDenied(
-            f"the workspace is read-only; {display!r} cannot be changed", details={"reason": "read_only"}
+            f"{label!r} is a protected path in this workspace and cannot be changed", details={"reason": "protected"}
         )
-    raise SandboxDenied(
-        f"{display!r} is a protected path in this workspace and cannot be changed", details={"reason": "protected"}
-    )
 
 
-def _denial(ctx: ToolContext, decision: Deny, target: Resolved, display: str) -> Exception:
+def _denial(ctx: ToolContext, decision: Deny, target: Resolved, label: str) -> Exception:
     current = target.leaf_stat()
-    exists = current is not None
     if decision.reason == "unseen":
         if current is None:
-            return NotFound(f"{display!r} does not exist", details={"reason": "missing"})
+            return NotFound(f"{label!r} does not exist", details={"reason": "missing", "intent": "edit"})
         # A file no read can observe must say why, or "read the file, then retry" would loop forever.
-        require_regular(current, display)
-        ctx.provider.check_size(current.st_size, display)
-        return NotObserved(f"{display!r} has not been read in this session", details={"reason": "unseen"})
-    if exists:
+        require_plain_file(current, label)
+        ctx.provider.check_size(current.st_size, label)
+        return NotObserved(f"{label!r} has not been read in this session", details={"reason": "unseen"})
+    if current is not None:  # absent when observed, present now: the file changed since
         return StaleVersion(
-            f"{display!r} did not exist when this session last read it, but it does now",
-            details={"found": "exists"},
+            f"{label!r} did not exist when this session last read it, but it does now", details={"found": "exists"}
         )
     return NotFound(
-        f"{display!r} does not exist (it was absent when this session read it)", details={"reason": "absent"}
+        f"{label!r} does not exist (it was absent when this session read it)",
+        details={"reason": "absent", "intent": "edit"},
     )
 
 
-def _current(ctx: ToolContext, target: Resolved, decision: Allow, display: str) -> Snapshot:
+def _current(ctx: ToolContext, target: Resolved, expected: str | None, label: str) -> Snapshot:
     """The file as it is now, which must still be the version the session observed."""
-    assert isinstance(decision.expect, Present)
-    now = ctx.provider.snapshot(target, display)
+    assert expected is not None  # the gate only lets an edit through with a version in hand
+    now = ctx.provider.snapshot(target, label)
     if now is None:
-        raise StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
-    if now.version != decision.expect.version:
-        raise ctx.provider.stale(display, decision.expect.version, now)
+        raise vanished(label)
+    if now.version != expected:
+        raise ctx.provider.stale(label, expected, now)
     return now

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
-from fs_tools.errors import NotFound
+from fs_tools.errors import NotFound, path_label
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.paging import PageSink
 from fs_tools.tools.rendering import OUTPUT_CAP_BYTES, render_page
@@ -32,7 +32,8 @@ class ReadOutput(ToolOutputModel):
 
 
 def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
-    display = args.file_path
+    path = args.file_path
+    display = path_label(path)
     provider = ctx.provider
 
     def new_sink() -> PageSink:
@@ -40,7 +41,7 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
             display, args.offset, args.limit, keep_bytes=provider.cache.max_item, max_chars=2 * OUTPUT_CAP_BYTES
         )
 
-    with provider.resolve(display) as target, provider.locks.hold(target.key):
+    with provider.resolve(path) as target, provider.locks.hold(target.key):
         # Under the file's lock, so a read cannot record an older version over a parallel commit's.
         found = provider.scan(target, display, new_sink)
         if found is None:
@@ -59,7 +60,7 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
     if total == 0 and args.offset == 1:
         return ToolOutput(
             text=f"(the file {display!r} is empty: 0 lines, {scan.size} bytes)",
-            value=_value(display, args.offset, 0, 0, None, scan.version),
+            value=_value(path, args.offset, 0, 0, None, scan.version),
         )
     if args.offset > total:
         raise NotFound(
@@ -73,7 +74,7 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
         why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if page.capped else f"limit {args.limit}"
         body += f"\n\n[showing lines {page.first}–{page.last} of {total} ({why}); continue with offset={next_offset}]"
     shown = page.last - page.first + 1
-    return ToolOutput(text=body, value=_value(display, args.offset, shown, total, next_offset, scan.version))
+    return ToolOutput(text=body, value=_value(path, args.offset, shown, total, next_offset, scan.version))
 
 
 def _value(path: str, offset: int, shown: int, total: int, next_offset: int | None, version: str) -> dict[str, object]:

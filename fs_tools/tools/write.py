@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel
+from fs_tools.errors import path_label
 from fs_tools.provider import Snapshot
 from fs_tools.provider.content import count_lines
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
@@ -37,7 +38,7 @@ def run_write(ctx: ToolContext, args: WriteArgs) -> ToolOutput:
     created = done.created
     lines = count_lines(args.content)
     verb = "Created" if created else "Replaced"
-    text = f"{verb} {args.file_path!r}: {len(data):,} bytes, {lines} line(s)."
+    text = f"{verb} {path_label(args.file_path)!r}: {len(data):,} bytes, {lines} line(s)."
     return ToolOutput(
         text=text,
         value={

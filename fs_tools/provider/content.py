@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass
 
 import xxhash
@@ -29,25 +30,59 @@ class TextFile:
         return BOM + body if self.bom else body
 
 
+class TextDecoder:
+    """Strict incremental UTF-8 that also refuses NUL bytes; the first problem becomes ``problem``
+    (``FS_NOT_TEXT`` naming the byte offset), after which input is only counted. A leading BOM is
+    dropped from the text and remembered in ``bom``."""
+
+    def __init__(self, display: str) -> None:
+        self.display = display
+        self.bom = False
+        self.problem: NotText | None = None
+        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._consumed = 0
+        self._started = False
+
+    def decode(self, chunk: bytes, final: bool = False) -> str:
+        if self.problem is not None:
+            return ""
+        nul = chunk.find(b"\0")
+        head = chunk if nul < 0 else chunk[:nul]
+        buffered = len(self._decoder.getstate()[0])
+        try:
+            text = self._decoder.decode(head, final and nul < 0)
+        except UnicodeDecodeError as exc:
+            offset = self._consumed - buffered + exc.start
+            self.problem = NotText(
+                f"{self.display!r} is not valid UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {offset} "
+                "cannot be decoded",
+                details={"offset": offset, "reason": "utf8"},
+            )
+            self.problem.__cause__ = exc
+            return ""
+        if nul >= 0:
+            offset = self._consumed + nul
+            self.problem = NotText(
+                f"{self.display!r} looks binary: it contains a NUL byte at offset {offset}",
+                details={"offset": offset, "reason": "nul"},
+            )
+            return ""
+        self._consumed += len(chunk)
+        if not self._started and text:
+            self._started = True
+            if text.startswith("\ufeff"):
+                self.bom = True
+                text = text[1:]
+        return text
+
+
 def decode_text(data: bytes, display: str) -> TextFile:
-    """Decode UTF-8 text strictly; binary or undecodable content is ``FS_NOT_TEXT`` with the reason."""
-    bom = data.startswith(BOM)
-    body = data[len(BOM) :] if bom else data
-    nul = body.find(b"\0")
-    if nul >= 0:
-        raise NotText(
-            f"{display!r} looks binary: it contains a NUL byte at offset {nul + len(BOM) * bom}",
-            details={"offset": nul + len(BOM) * bom, "reason": "nul"},
-        )
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        offset = exc.start + len(BOM) * bom
-        raise NotText(
-            f"{display!r} is not valid UTF-8: byte 0x{body[exc.start]:02x} at offset {offset} cannot be decoded",
-            details={"offset": offset, "reason": "utf8"},
-        ) from exc
-    return TextFile(text=text, bom=bom, newline=dominant_newline(text))
+    """Decode a whole file strictly; binary or undecodable content is ``FS_NOT_TEXT`` with the reason."""
+    decoder = TextDecoder(display)
+    text = decoder.decode(data, final=True)
+    if decoder.problem is not None:
+        raise decoder.problem
+    return TextFile(text=text, bom=decoder.bom, newline=dominant_newline(text))
 
 
 def dominant_newline(text: str) -> str:

@@ -3,12 +3,9 @@ counts lines and keeps only the lines of the requested window (each cut to what 
 
 from __future__ import annotations
 
-import codecs
-
 from fs_tools.errors import NotText
+from fs_tools.provider.content import TextDecoder
 from fs_tools.tools.rendering import MAX_LINE_CHARS, Line
-
-_BOM = "\ufeff"
 
 
 class PageSink:
@@ -23,11 +20,7 @@ class PageSink:
         self._pieces: list[str] = []
         self._length = 0
         self._held = 0
-        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        self._consumed = 0
-        self._started = False
-        self._bom = False
-        self.problem: NotText | None = None
+        self._text = TextDecoder(display)
         self._keep_bytes = keep_bytes
         self._kept: list[bytes] | None = []
         self._kept_size = 0
@@ -36,16 +29,17 @@ class PageSink:
 
     def feed(self, chunk: bytes) -> None:
         self._keep(chunk)
-        if self.problem is None:
-            self._decode(chunk, final=False)
-        self._consumed += len(chunk)
+        self._take(self._text.decode(chunk))
+
+    @property
+    def problem(self) -> NotText | None:
+        return self._text.problem
 
     # -- results ------------------------------------------------------------------------------------
 
     def finish(self) -> int:
         """Flush the decoder; the total number of lines."""
-        if self.problem is None:
-            self._decode(b"", final=True)
+        self._take(self._text.decode(b"", final=True))
         if not self.at_line_start:
             self._end_line()  # a last line without a line ending still counts
         return self.line - 1
@@ -64,34 +58,6 @@ class PageSink:
             self._kept = None
         else:
             self._kept.append(chunk)
-
-    def _decode(self, chunk: bytes, *, final: bool) -> None:
-        nul = chunk.find(b"\0")
-        if nul >= 0:
-            offset = self._consumed + nul
-            self.problem = NotText(
-                f"{self.display!r} looks binary: it contains a NUL byte at offset {offset}",
-                details={"offset": offset, "reason": "nul"},
-            )
-            return
-        buffered = len(self._decoder.getstate()[0])
-        try:
-            text = self._decoder.decode(chunk, final)
-        except UnicodeDecodeError as exc:
-            offset = self._consumed - buffered + exc.start
-            bad = (exc.object[exc.start] if exc.start < len(exc.object) else 0) if isinstance(exc.object, bytes) else 0
-            self.problem = NotText(
-                f"{self.display!r} is not valid UTF-8: byte 0x{bad:02x} at offset {offset} cannot be decoded",
-                details={"offset": offset, "reason": "utf8"},
-            )
-            self.problem.__cause__ = exc
-            return
-        if not self._started and text:
-            self._started = True
-            if text.startswith(_BOM):
-                self._bom = True
-                text = text[1:]
-        self._take(text)
 
     def _take(self, text: str) -> None:
         if not text:

@@ -34,7 +34,9 @@ NOT_OBSERVED_REMEDY = "read the file, then retry"
 _KIND_PROSE = {
     "line_number_prefix": "old_string includes line-number prefixes copied from read output; "
     "drop the number and the tab before each line",
-    "line_endings": "it differs only in line endings: write line breaks as \\n, with no \\r",
+    "cr_in_old_string": "it differs only in line endings: write line breaks in old_string as \\n, with no \\r",
+    "cr_in_file": "it differs only in line endings: this file breaks lines with a bare \\r (carriage return), "
+    "so write them as \\r in old_string",
     "quotes": "it differs only in curly vs straight quotes",
     "tabs_vs_spaces": "it differs in indentation: tabs vs spaces",
     "indentation": "it differs only in indentation",

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import heapq
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import Any
 
 from fs_tools.errors import AmbiguousEdit, EditNotFound
@@ -19,6 +22,9 @@ from fs_tools.errors import AmbiguousEdit, EditNotFound
 MAX_REPORTED_MATCHES = 50
 _CANDIDATE_LINES = 6
 _CANDIDATE_CHARS = 200
+_COMPARE_CHARS = 300  # similarity is judged on at most this much of a line
+_CUTOFF = 0.5
+_SEARCH_SECONDS = 0.25  # the similarity search runs under the file's lock: keep it short
 
 
 @dataclass(frozen=True)
@@ -131,7 +137,11 @@ _CHECKS: list[tuple[str, Callable[[str], str], Callable[[str], str]]] = [
 
 
 def diagnose(haystack: str, needle: str) -> dict[str, Any]:
-    """Where the closest candidate is and, when it is one of the usual slips, what kind of slip."""
+    """Where the closest candidate is and, when it is one of the usual slips, what kind of slip.
+
+    Bounded: the transforms are linear, and the similarity search stops at a time budget, because it
+    runs under the file's lock.
+    """
     hay_lines = haystack.split("\n")
     for kind, on_needle, on_haystack in _CHECKS:
         changed_needle = on_needle(needle)
@@ -139,13 +149,18 @@ def diagnose(haystack: str, needle: str) -> dict[str, Any]:
             continue
         changed_haystack = on_haystack(haystack)
         position = changed_haystack.find(changed_needle)
-        if position >= 0:
-            line = changed_haystack.count("\n", 0, position) + 1
-            span = changed_needle.count("\n") + 1
-            if kind == "indentation" and _differs_in_tabs(needle, hay_lines[line - 1 : line - 1 + span]):
-                kind = "tabs_vs_spaces"
-            return {"kind": kind, "line": line, "candidate": _candidate(hay_lines, line, span)}
-    return _nearest(hay_lines, needle)
+        if position < 0:
+            continue
+        # Transforms that keep every character's place keep line numbers of the original text.
+        counted = haystack if len(changed_haystack) == len(haystack) else changed_haystack
+        line = counted.count("\n", 0, position) + 1
+        span = max(1, min(changed_needle.count("\n") + 1, len(hay_lines) - line + 1))
+        if kind == "indentation" and _differs_in_tabs(needle, hay_lines[line - 1 : line - 1 + span]):
+            kind = "tabs_vs_spaces"
+        if kind == "line_endings":
+            kind = "cr_in_old_string" if "\r" in needle else "cr_in_file"
+        return {"kind": kind, "line": line, "candidate": _candidate(hay_lines, line, span)}
+    return _nearest(haystack, hay_lines, needle)
 
 
 def _differs_in_tabs(needle: str, candidate: list[str]) -> bool:
@@ -156,20 +171,43 @@ def _differs_in_tabs(needle: str, candidate: list[str]) -> bool:
     return ("\t" in ours) != ("\t" in theirs)
 
 
-def _nearest(hay_lines: list[str], needle: str) -> dict[str, Any]:
+def _nearest(haystack: str, hay_lines: list[str], needle: str, budget: float = _SEARCH_SECONDS) -> dict[str, Any]:
+    """The lines most like ``needle``: its first non-blank line against every line (cut to a few hundred
+    characters), then the best few windows against the whole needle (also cut)."""
     needle_lines = needle.split("\n")
-    anchor = next((line.strip() for line in needle_lines if line.strip()), "")
-    if not anchor or not hay_lines:
+    anchor = next((line.strip() for line in needle_lines if line.strip()), "")[:_COMPARE_CHARS]
+    if not anchor:
         return {"kind": None}
-    stripped = [line.strip() for line in hay_lines]
-    close = difflib.get_close_matches(anchor, stripped, n=5, cutoff=0.5)
-    best: tuple[float, int] | None = None
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(anchor)
+    scored: list[tuple[float, int]] = []
+    seen: set[int] = set()
+    deadline = time.monotonic() + budget
+    # Lines that share the anchor's rarest words first (found at C speed), then every line in order
+    # while the budget lasts; so a large file still finds a far-away near-miss.
+    for count, index in enumerate(chain(_lines_sharing_rare_words(haystack, hay_lines, anchor), range(len(hay_lines)))):
+        if count % 256 == 0 and time.monotonic() > deadline:
+            break
+        if index in seen:
+            continue
+        seen.add(index)
+        text = hay_lines[index].strip()[:_COMPARE_CHARS]
+        if not text:
+            continue
+        matcher.set_seq1(text)
+        if matcher.real_quick_ratio() >= _CUTOFF and matcher.quick_ratio() >= _CUTOFF:
+            ratio = matcher.ratio()
+            if ratio >= _CUTOFF:
+                heapq.heappush(scored, (ratio, -index))
+                if len(scored) > 5:
+                    heapq.heappop(scored)
     span = len(needle_lines)
-    for text in close:
-        index = stripped.index(text)
-        window = "\n".join(hay_lines[index : index + span])
-        ratio = difflib.SequenceMatcher(None, window, needle, autojunk=False).ratio()
-        if best is None or ratio > best[0]:
+    best: tuple[float, int] | None = None
+    for _, negative in scored:
+        index = -negative
+        window = "\n".join(hay_lines[index : index + span])[: _COMPARE_CHARS * 4]
+        ratio = difflib.SequenceMatcher(None, window, needle[: _COMPARE_CHARS * 4]).ratio()
+        if best is None or ratio > best[0] or (ratio == best[0] and index + 1 < best[1]):
             best = (ratio, index + 1)
     if best is None:
         return {"kind": None}
@@ -179,6 +217,23 @@ def _nearest(hay_lines: list[str], needle: str) -> dict[str, Any]:
         "similarity": round(best[0], 2),
         "candidate": _candidate(hay_lines, best[1], span),
     }
+
+
+def _lines_sharing_rare_words(
+    haystack: str, hay_lines: list[str], anchor: str, words: int = 3, hits: int = 50
+) -> list[int]:
+    tokens = {t for t in re.findall(r"\w{3,}", anchor)}
+    counted = sorted((haystack.count(t), t) for t in tokens)
+    starts = list(accumulate((len(line) + 1 for line in hay_lines), initial=0))
+    found: list[int] = []
+    for count, token in counted[:words]:
+        if count == 0:
+            continue
+        position = haystack.find(token)
+        for _ in range(min(count, hits)):
+            found.append(bisect.bisect_right(starts, position) - 1)
+            position = haystack.find(token, position + 1)
+    return found
 
 
 def _candidate(hay_lines: list[str], line: int, span: int) -> list[tuple[int, str]]:

@@ -161,7 +161,18 @@ def parse_arguments(raw: object) -> dict[str, Any]:
         return {}  # a host passing no arguments at all
     if not isinstance(value, Mapping):
         raise ToolArgsError([f"/: expected object, got {json_type(value)}"])
-    return {str(k): v for k, v in value.items()}
+    unreadable = [k for k in value if not isinstance(k, str) or not _encodable(k)]
+    if unreadable:
+        raise ToolArgsError([f"{pointer((str(k),))}: property name must be a valid Unicode string" for k in unreadable])
+    return dict(value)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def validate_arguments(model: type[ToolArgs], raw: object) -> ToolArgs:
@@ -224,10 +235,15 @@ def _declaration_order(model: type[BaseModel], loc: Loc) -> tuple[int, ...]:
 
 
 def pointer(loc: tuple[int | str, ...]) -> str:
-    """RFC 6901 JSON Pointer for a pydantic location."""
+    """RFC 6901 JSON Pointer for a pydantic location; control characters and lone surrogates in
+    property names are shown escaped, so a name can never forge a line or break the message's UTF-8."""
     if not loc:
         return "/"
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in loc)
+    return "".join("/" + _visible(str(p).replace("~", "~0").replace("/", "~1")) for p in loc)
+
+
+def _visible(name: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
 _EXPECTED_TYPE = {

@@ -18,9 +18,11 @@ from fs_tools.errors import (
     EditNotFound,
     HarnessError,
     InternalError,
+    IoError,
     NotFound,
     NotObserved,
     NotRegularFile,
+    SandboxDenied,
     StaleVersion,
     ToolAborted,
     TooLarge,
@@ -136,6 +138,8 @@ def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Collectio
 
 
 def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    if details.get("intent") == "edit" and "write" in tools:
+        return f"{exc.message} — to create it, use write"
     if details.get("reason") == "offset":
         total = int(details.get("total_lines", 0))
         if total == 0:
@@ -145,10 +149,26 @@ def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Collection[
 
 
 def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    if details.get("subject") == "content":
+        return f"{exc.message} — the host limits files to that size; write less content per file"
     return (
         f"{exc.message} — edit and write work on files up to the limit; read still pages through "
         "larger files with offset and limit"
     )
+
+
+def _sandbox(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    if details.get("reason") in ("escape", "outside", "symlink"):
+        return f'{exc.message} — use a path inside the workspace, relative to its root (like "src/app.py")'
+    return exc.message
+
+
+def _io(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    if details.get("reason") == "raced":
+        return f"{exc.message} — retry the call"
+    if details.get("reason") == "unstable":
+        return f"{exc.message} — something keeps writing to it; wait until it settles, then read it again"
+    return exc.message
 
 
 _Renderer = Callable[[HarnessError, Mapping[str, Any], Collection[str]], str]
@@ -160,4 +180,6 @@ _RENDERERS: dict[type[HarnessError], _Renderer] = {
     NotRegularFile: _not_regular,
     NotFound: _not_found,
     TooLarge: _too_large,
+    SandboxDenied: _sandbox,
+    IoError: _io,
 }

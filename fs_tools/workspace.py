@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fs_tools.arguments import validate_arguments
+from fs_tools.arguments import FilePath, ToolArgs, validate_arguments
 from fs_tools.boundary import internal, remediate
 from fs_tools.errors import (
     HarnessError,
@@ -22,10 +22,11 @@ from fs_tools.errors import (
     ToolAbortedBeforeDispatch,
     UnknownTool,
 )
+from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import CancelToken, FileProvider
 from fs_tools.result import ToolResult
 from fs_tools.tools import CORE_TOOLS, Tool, ToolContext
-from policy import MemoryStore, ObservationStore, ProtectedPaths, SqliteStore
+from policy import MemoryStore, ObservationStore, ProtectedPaths
 
 DEFAULT_MAX_FILE_BYTES = 16 << 20
 
@@ -160,5 +161,10 @@ class Session:
         if path is None:
             self.workspace.store.forget(self.key)
             return
+        validate_arguments(_ForgetArgs, {"file_path": path})  # a ToolArgsError names what is wrong
         with self.workspace.provider.resolve(path) as target:
             self.workspace.store.forget(self.key, target.key)
+
+
+class _ForgetArgs(ToolArgs):
+    file_path: FilePath

@@ -1,7 +1,6 @@
 """Harness-side gate engine: observation ledger and pure decisions over write and edit intents.
 
-No file I/O happens here (the SQLite store aside, which persists the ledger itself); ``fs_tools`` calls
-into this package, never the other way round.
+No file I/O happens here; ``fs_tools`` calls into this package, never the other way round.
 """
 
 from policy.gates import Allow, Deny, Intent, ProtectedPaths, decide, decide_mutation_allowed
@@ -12,7 +11,6 @@ from policy.observations import (
     Observation,
     ObservationStore,
     Present,
-    SqliteStore,
 )
 
 __all__ = [
@@ -26,7 +24,6 @@ __all__ = [
     "ObservationStore",
     "Present",
     "ProtectedPaths",
-    "SqliteStore",
     "decide",
     "decide_mutation_allowed",
 ]

@@ -299,7 +299,7 @@ def schema_blind(tool: str, obj: dict[str, Any]) -> bool:
       MAX_NAME_BYTES (SPEC §8 makes these INVALID_ARGS at /file_path; "type": "string" cannot say so);
     - text (content, old_string, new_string) with a lone surrogate, which JSON can carry but a UTF-8 file
       cannot (same reason, same rule);
-    - new_string equal to old_string (a cross-field rule).
+    - new_string equal to old_string, or equal once CRLF is read as LF (a cross-field rule).
     Nothing else is excused: any other disagreement is drift between the schema and the validator.
     """
     path = obj.get("file_path")
@@ -312,7 +312,7 @@ def schema_blind(tool: str, obj: dict[str, Any]) -> bool:
         isinstance(e, dict)
         and isinstance(e.get("old_string"), str)
         and isinstance(e.get("new_string"), str)
-        and e["old_string"] == e["new_string"]
+        and e["old_string"].replace("\r\n", "\n") == e["new_string"].replace("\r\n", "\n")
         for e in edit_objects
     )
 

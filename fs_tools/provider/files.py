@@ -77,6 +77,7 @@ class Scan:
     version: str
     stat: os.stat_result
     size: int
+    settled: bool = True
 
 
 class _Collector:
@@ -179,19 +180,33 @@ class FileProvider:
         return snap
 
     def scan(
-        self, target: Resolved, display: str, new_sink: Callable[[], S], *, bounded: bool = False
+        self,
+        target: Resolved,
+        display: str,
+        new_sink: Callable[[], S],
+        *,
+        bounded: bool = False,
+        unsettled_ok: bool = False,
     ) -> tuple[S, Scan] | None:
         """Feed the file's bytes, in order, to a fresh sink while hashing them; None when the file does
         not exist. If the file changes during the read, the read starts over with a new sink (and fails
-        closed after a few attempts), so the version always belongs to exactly the bytes fed. ``bounded``
-        refuses a file over the size limit before reading it."""
+        closed after a few attempts), so a version always belongs to exactly the bytes fed. ``bounded``
+        refuses a file over the size limit before reading it. ``unsettled_ok`` returns the last attempt
+        of a file that never held still, marked ``settled=False``: its bytes may be torn, so its version
+        must not be recorded."""
+        last: tuple[S, Scan] | None = None
         for _ in range(_READ_ATTEMPTS):
             sink = new_sink()
             scan = self._scan_once(target, display, sink, bounded)
             if scan is None:
                 return None
-            if isinstance(scan, Scan):
+            if scan is False:
+                continue
+            if scan.settled:
                 return sink, scan
+            last = (sink, scan)
+        if last is not None and unsettled_ok:
+            return last
         raise IoError(
             f"{display!r} kept changing while it was being read",
             details={"reason": "unstable"},
@@ -231,9 +246,8 @@ class FileProvider:
             raise map_os_error(exc, display) from exc
         finally:
             os.close(fd)
-        if not _same_file_state(opened, after) or size != after.st_size:
-            return False  # a writer raced the read: fail closed and look again
-        return Scan(version=hasher.hexdigest(), stat=after, size=size)
+        settled = _same_file_state(opened, after) and size == after.st_size  # else a writer raced the read
+        return Scan(version=hasher.hexdigest(), stat=after, size=size, settled=settled)
 
     def check_size(self, size: int, display: str) -> None:
         """FS_TOO_LARGE when a file of ``size`` bytes is over the limit for whole-file work."""

@@ -27,8 +27,12 @@ _ALL_DOC = "Replace every occurrence instead of requiring a unique one. Default 
 
 def _differs(data: Mapping[str, Any]) -> list[Violation]:
     old, new = data.get("old_string"), data.get("new_string")
-    if isinstance(old, str) and old and old == new:
+    if not (isinstance(old, str) and old and isinstance(new, str)):
+        return []
+    if old == new:
         return [(("new_string",), "must differ from old_string")]
+    if old.replace("\r\n", "\n") == new.replace("\r\n", "\n"):
+        return [(("new_string",), "must differ from old_string in more than line endings (edits keep the file's own)")]
     return []
 
 

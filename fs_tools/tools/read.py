@@ -28,7 +28,7 @@ class ReadOutput(ToolOutputModel):
     lines_shown: int
     total_lines: int
     next_offset: int | None
-    version: str
+    version: str | None
 
 
 def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
@@ -43,24 +43,26 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
 
     with provider.resolve(path) as target, provider.locks.hold(target.key):
         # Under the file's lock, so a read cannot record an older version over a parallel commit's.
-        found = provider.scan(target, display, new_sink)
+        found = provider.scan(target, display, new_sink, unsettled_ok=True)
         if found is None:
             ctx.store.put(ctx.session, target.key, ABSENT)
             raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
         sink, scan = found
-        # Recorded even when the content is not text: the session has seen this version, so write may
-        # replace it.
-        ctx.store.put(ctx.session, target.key, Present(scan.version))
+        if scan.settled:
+            # Recorded even when the content is not text: the session has seen this version, so write
+            # may replace it. A file that never held still is shown but not recorded (fail closed).
+            ctx.store.put(ctx.session, target.key, Present(scan.version))
+    recorded = scan.version if scan.settled else None
     kept = sink.kept()
-    if kept is not None:
-        provider.cache.put(scan.version, kept)
+    if kept is not None and recorded is not None:
+        provider.cache.put(recorded, kept)
     total = sink.finish()
     if sink.problem is not None:
         raise sink.problem
     if total == 0 and args.offset == 1:
         return ToolOutput(
             text=f"(the file {display!r} is empty: 0 lines, {scan.size} bytes)",
-            value=_value(path, args.offset, 0, 0, None, scan.version),
+            value=_value(path, args.offset, 0, 0, None, recorded),
         )
     if args.offset > total:
         raise NotFound(
@@ -73,11 +75,19 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
     if next_offset is not None:
         why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if page.capped else f"limit {args.limit}"
         body += f"\n\n[showing lines {page.first}–{page.last} of {total} ({why}); continue with offset={next_offset}]"
+    if not scan.settled:
+        body += (
+            f"\n\n[{display!r} changed while it was being read (something is writing to it): this view may "
+            "mix old and new content and was not recorded, so edits will be refused until you read it again "
+            "after it settles]"
+        )
     shown = page.last - page.first + 1
-    return ToolOutput(text=body, value=_value(path, args.offset, shown, total, next_offset, scan.version))
+    return ToolOutput(text=body, value=_value(path, args.offset, shown, total, next_offset, recorded))
 
 
-def _value(path: str, offset: int, shown: int, total: int, next_offset: int | None, version: str) -> dict[str, object]:
+def _value(
+    path: str, offset: int, shown: int, total: int, next_offset: int | None, version: str | None
+) -> dict[str, object]:
     return {
         "path": path,
         "offset": offset,

@@ -12,7 +12,6 @@ import errno
 import fcntl
 import logging
 import os
-import secrets
 import stat
 import threading
 from collections import OrderedDict
@@ -27,11 +26,11 @@ from fs_tools.provider import publish
 from fs_tools.provider.content import changed_lines, version_of
 from fs_tools.provider.oserrors import map_os_error
 from fs_tools.provider.resolve import Resolved, Resolver, require_regular
+from fs_tools.provider.tempfiles import create_temp, remove_orphans
 
 log = logging.getLogger("fs_tools.provider")
 
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
-TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_ATTEMPTS = 3
 _CHUNK = 1 << 20
 
@@ -159,6 +158,7 @@ class FileProvider:
         self.max_file_bytes = max_file_bytes
         self.locks = KeyedLocks()
         self.cache = VersionCache()
+        self._swept: set[tuple[int, int]] = set()
 
     def close(self) -> None:
         self.resolver.close()
@@ -355,11 +355,12 @@ class FileProvider:
         """
         dir_fd, name = target.dir_fd, target.name
         assert dir_fd is not None and name is not None
-        temp = f".{secrets.token_hex(8)}.fs-tools.tmp"
+        self._sweep_once(dir_fd)
+        temp: str | None = None
         published = False
         try:
-            fd = os.open(temp, TEMP_FLAGS, 0o600 if keep is not None else 0o666, dir_fd=dir_fd)
-            try:
+            fd, temp = create_temp(dir_fd, 0o600 if keep is not None else 0o666)
+            try:  # the temp stays open, and so locked against sweepers, until it is published
                 _write_all(fd, data)
                 if keep is not None:
                     mode, uid, gid = keep
@@ -368,23 +369,23 @@ class FileProvider:
                     os.fchmod(fd, mode)
                 os.fsync(fd)
                 written = os.fstat(fd)
+                with _directory_lock(dir_fd):
+                    self._check_expected(target, target.leaf_stat(), expected, display, basis)
+                    if cancel is not None and cancel.is_set():
+                        raise Aborted(f"writing {display!r} was cancelled before it was published; the file is intact")
+                    if expected is None:
+                        publish.rename_no_replace(dir_fd, temp, name)
+                    else:
+                        os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                    published = True
             finally:
                 os.close(fd)
-            with _directory_lock(dir_fd):
-                self._check_expected(target, target.leaf_stat(), expected, display, basis)
-                if cancel is not None and cancel.is_set():
-                    raise Aborted(f"writing {display!r} was cancelled before it was published; the file is intact")
-                if expected is None:
-                    publish.rename_no_replace(dir_fd, temp, name)
-                else:
-                    os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-                published = True
         except FileExistsError as exc:
             raise StaleVersion(f"{display!r} already exists", details={"found": "exists"}) from exc
         except OSError as exc:
             raise map_os_error(exc, display) from exc
         finally:
-            if not published:
+            if not published and temp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(temp, dir_fd=dir_fd)
         try:
@@ -392,6 +393,21 @@ class FileProvider:
         except OSError as exc:  # the rename is done; some filesystems cannot sync a directory
             log.warning("directory fsync after writing %r failed: errno %s", display, exc.errno)
         return written
+
+    def _sweep_once(self, dir_fd: int) -> None:
+        """Remove orphaned temps (left by a writer that was killed) the first time this provider
+        writes into a directory."""
+        st = os.fstat(dir_fd)
+        if (st.st_dev, st.st_ino) in self._swept:
+            return
+        self._swept.add((st.st_dev, st.st_ino))
+        try:
+            removed = remove_orphans(dir_fd)
+        except OSError as exc:  # sweeping is housekeeping: never a reason to fail a write
+            log.warning("could not sweep orphaned temp files: errno %s", exc.errno)
+            return
+        if removed:
+            log.info("removed %d orphaned temp file(s)", removed)
 
 
 def vanished(display: str) -> StaleVersion:

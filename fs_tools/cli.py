@@ -1,23 +1,133 @@
-"""The ``fs-tools`` command."""
+"""The ``fs-tools`` command: ``demo``, ``serve``, ``call`` and ``replay``."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import logging
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from fs_tools.demo import run_demo
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="fs-tools", description="Safe file tools for LLM agents.")
+def default_state_file() -> Path:
+    """Where ``fs-tools call`` keeps observations between invocations: the user's state directory,
+    never inside a workspace root."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "fs-tools" / "observations.sqlite"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fs-tools", description="Safe, instructive file tools for LLM agents.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run a scripted agent session in a throwaway workspace")
-    args = parser.parse_args(argv)
+
+    serve = commands.add_parser("serve", help="serve the tools over MCP (stdio by default)")
+    serve.add_argument("--root", action="append", required=True, help="a workspace root (repeatable; first is primary)")
+    serve.add_argument("--read-only", action="store_true", help="refuse every write and edit")
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    serve.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    serve.add_argument("--audit-log", type=Path, help="append one JSON line per tool call to this file")
+
+    call = commands.add_parser("call", help="run one tool call; observations persist between invocations")
+    call.add_argument("--root", action="append", required=True, help="a workspace root (repeatable)")
+    call.add_argument("--session", required=True, help="session key: the same key keeps the same observations")
+    call.add_argument("--state", type=Path, help=f"observation store (default {default_state_file()})")
+    call.add_argument("--read-only", action="store_true")
+    call.add_argument("--json", action="store_true", help="print the result's to_dict() form")
+    call.add_argument("tool")
+    call.add_argument("arguments", nargs="?", default="{}", help="the arguments as a JSON object")
+
+    replay = commands.add_parser("replay", help="render an audit log for humans")
+    replay.add_argument("log", type=Path)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.command == "demo":
         return run_demo()
-    parser.error(f"unknown command {args.command!r}")  # pragma: no cover - argparse rejects it first
-    return 2  # pragma: no cover
+    if args.command == "serve":
+        return _serve(args)
+    if args.command == "call":
+        return _call(args)
+    return _replay(args.log)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        from fs_tools.mcp_server import AuditLog, serve_http, serve_stdio
+    except ImportError:
+        print("fs-tools serve needs the MCP SDK: pip install 'fs-tools[mcp]'", file=sys.stderr)
+        return 2
+    from fs_tools.workspace import Workspace
+
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    audit = AuditLog(args.audit_log) if args.audit_log else None
+    try:
+        with Workspace(args.root, read_only=args.read_only) as workspace:
+            if args.transport == "stdio":
+                asyncio.run(serve_stdio(workspace, audit=audit))
+            else:
+                serve_http(workspace, host=args.host, port=args.port, audit=audit)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if audit is not None:
+            audit.close()
+    return 0
+
+
+def _call(args: argparse.Namespace) -> int:
+    from fs_tools.workspace import Workspace
+
+    state = args.state or default_state_file()
+    with Workspace(args.root, read_only=args.read_only, store=state) as workspace:
+        result = workspace.session(args.session).call(args.tool, args.arguments)
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(result.text)
+    if result.error is not None:
+        print(f"error: {result.error.code}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _replay(log: Path) -> int:
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        print(f"cannot read {log}: {os.strerror(exc.errno or 0)}", file=sys.stderr)
+        return 1
+    for number, line in enumerate(lines, start=1):
+        print(_replay_line(number, line))
+    return 0
+
+
+def _replay_line(number: int, line: str) -> str:
+    """One audit entry for humans; entries from older versions or garbage never raise."""
+    from fs_tools.presenters import present_call
+
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return f"{number:>4}  (unreadable entry)"
+    if not isinstance(entry, dict):
+        return f"{number:>4}  (unreadable entry)"
+    code = entry.get("code")
+    status = f"→ {code}" if code else "→ ok"
+    duration = entry.get("duration_ms")
+    timing = f"  {duration} ms" if isinstance(duration, int | float) else ""
+    session = entry.get("session")
+    who = f"[{session}] " if isinstance(session, str) else ""
+    return f"{number:>4}  {who}{present_call(entry.get('tool'), entry.get('arguments'))}  {status}{timing}"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,179 @@
+"""The MCP server: every tool of a workspace over the official SDK's *low-level* server.
+
+The SDK's high-level server coerces ``"3"`` to 3, drops unknown keys and answers with pydantic's own
+text; the low-level one hands us the arguments exactly as the client sent them, so our schemas, our
+validation and our results are what a client sees. A tool call never becomes a JSON-RPC error: any
+failure, even an unexpected one, is a result with ``isError: true``.
+
+Sessions: one stdio connection is one session. Over HTTP a client's session is its ``mcp-session-id``
+(the server speaks only the handshake protocol versions, which have sessions), or the value of an
+``fs-tools-session`` header when the client sends one to keep its observations across reconnects.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+import mcp_types as types
+from mcp import MCPError
+from mcp.server import Server, ServerRequestContext
+from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+from fs_tools import __version__
+from fs_tools.boundary import internal
+from fs_tools.result import ToolResult
+from fs_tools.workspace import Workspace
+
+log = logging.getLogger("fs_tools.mcp")
+
+SESSION_HEADER = "fs-tools-session"
+SessionOf = Callable[[ServerRequestContext[Any, Any]], str]
+
+
+def stdio_sessions() -> SessionOf:
+    """One process serves one stdio connection: one session key for all its calls."""
+    key = f"stdio-{uuid.uuid4().hex[:12]}"
+    return lambda ctx: key
+
+
+def http_sessions(ctx: ServerRequestContext[Any, Any]) -> str:
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is not None:
+        chosen = headers.get(SESSION_HEADER)
+        if chosen:
+            return f"http-header-{chosen}"
+        sid = headers.get("mcp-session-id")
+        if sid:
+            return f"http-{sid}"
+    return f"http-anonymous-{uuid.uuid4().hex}"  # no identity: observations cannot carry over
+
+
+class AuditLog:
+    """One JSON line per call: time, session, tool, arguments, code (null on success), duration."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._file: TextIO = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the server
+
+    def record(self, session: str, tool: str, arguments: object, result: ToolResult, seconds: float) -> None:
+        entry = {
+            "ts": round(time.time(), 3),
+            "session": session,
+            "tool": tool,
+            "arguments": arguments,
+            "code": result.error.code if result.error else None,
+            "duration_ms": round(seconds * 1000, 3),
+        }
+        self._file.write(json.dumps(entry, ensure_ascii=False, default=repr) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def tool_list(workspace: Workspace) -> list[types.Tool]:
+    return [
+        types.Tool(
+            name=tool.name,
+            description=tool.description,
+            input_schema=tool.schema()["input_schema"],
+            annotations=types.ToolAnnotations(
+                read_only_hint=tool.read_only,
+                destructive_hint=not tool.read_only,
+                idempotent_hint=tool.read_only,
+                open_world_hint=False,
+            ),
+        )
+        for tool in workspace.tools.values()
+    ]
+
+
+def to_call_result(result: ToolResult) -> types.CallToolResult:
+    text = [types.TextContent(text=result.text)]
+    if result.error is not None:
+        error = {"name": result.error.name, "code": result.error.code, "message": result.error.message}
+        return types.CallToolResult(content=text, structured_content={"error": error}, is_error=True)
+    value = result.value if isinstance(result.value, dict) else {"value": result.value}
+    return types.CallToolResult(content=text, structured_content=value, is_error=False)
+
+
+def build_server(workspace: Workspace, session_of: SessionOf, *, audit: AuditLog | None = None) -> Server[Any]:
+    tools = tool_list(workspace)
+    schemas = {tool.name: tool.input_schema for tool in tools}
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        started = time.perf_counter()
+        raw = (ctx.params or {}).get("arguments") if isinstance(ctx.params, dict) else params.arguments
+        session = "?"
+        try:
+            session = session_of(ctx)
+            result = await workspace.session(session).acall(params.name, raw)
+        except Exception as exc:  # never a JSON-RPC error for a tool call
+            result = ToolResult.failure(internal(exc, params.name))
+        if audit is not None:
+            audit.record(session, params.name, raw, result, time.perf_counter() - started)
+        return to_call_result(result)
+
+    return Server(
+        "fs-tools",
+        version=__version__,
+        instructions=(
+            "Filesystem tools confined to the workspace roots. Read a file before you write over it or "
+            "edit it; if a call says the file changed, read it again and retry."
+        ),
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        get_tool_input_schema=lambda name: schemas.get(name),
+    )
+
+
+async def _handshake_only(
+    ctx: ServerRequestContext[Any, Any], call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[Any]]
+) -> Any:
+    """Over HTTP, refuse the session-less protocol era so clients fall back to one with a session id."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        raise MCPError(
+            code=UNSUPPORTED_PROTOCOL_VERSION,
+            message="fs-tools keeps per-session observations; use a protocol version with sessions",
+            data={"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": ctx.protocol_version},
+        )
+    return await call_next(ctx)
+
+
+async def serve_stdio(workspace: Workspace, *, audit: AuditLog | None = None) -> None:
+    import sys
+
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(workspace, stdio_sessions(), audit=audit)
+    async with stdio_server() as (read_stream, write_stream):
+        # stdio_server has moved the wire to a private descriptor; anything printed from here on must go
+        # to stderr, never into Python's stdout buffer (which would be flushed onto the wire at exit).
+        sys.stdout = sys.stderr
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def http_app(workspace: Workspace, *, host: str, audit: AuditLog | None = None) -> Any:
+    server = build_server(workspace, http_sessions, audit=audit)
+    server.middleware.append(_handshake_only)
+    return server.streamable_http_app(streamable_http_path="/mcp", stateless_http=False, host=host)
+
+
+def serve_http(workspace: Workspace, *, host: str, port: int, audit: AuditLog | None = None) -> None:
+    import uvicorn
+
+    uvicorn.run(http_app(workspace, host=host, audit=audit), host=host, port=port, log_level="warning")

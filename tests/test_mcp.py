@@ -1,0 +1,258 @@
+"""The MCP server driven by real MCP clients: over stdio (a subprocess), in memory, and over streamable
+HTTP on loopback. Codes are asserted in ``structuredContent``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+mcp = pytest.importorskip("mcp")
+
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+
+from fs_tools import Workspace  # noqa: E402
+from fs_tools.mcp_server import build_server, stdio_sessions  # noqa: E402
+
+Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
+APP = "def greet(name):\n    return 'hi ' + name\n"
+
+
+def _code(result: Any) -> str | None:
+    if not result.is_error:
+        return None
+    return str(result.structured_content["error"]["code"])
+
+
+async def _check_tool_list(tools: list[Any], root: Path) -> None:
+    with Workspace(root) as ws:
+        expected = {s["name"]: s for s in ws.tool_schemas()}
+    assert {t.name for t in tools} == set(expected)
+    for tool in tools:
+        assert tool.input_schema == expected[tool.name]["input_schema"]
+        assert tool.description == expected[tool.name]["description"]
+        assert tool.annotations.read_only_hint is (tool.name == "read")
+        assert tool.annotations.destructive_hint is (tool.name != "read")
+
+
+async def _scenario(call: Call, root: Path) -> None:
+    """read → edit → stale after an outside change → re-read → edit; plus the failures a model makes."""
+    (root / "app.py").write_text(APP)
+    unseen = await call("edit", {"file_path": "app.py", "old_string": "hi", "new_string": "hello"})
+    assert _code(unseen) == "FS_NOT_OBSERVED"
+
+    read = await call("read", {"file_path": "app.py"})
+    assert _code(read) is None and read.structured_content["total_lines"] == 2
+    assert "     1\tdef greet(name):" in read.content[0].text
+
+    edit = await call("edit", {"file_path": "app.py", "old_string": "'hi '", "new_string": "'hello '"})
+    assert _code(edit) is None, edit.content[0].text
+    assert edit.structured_content["replacements"] == 1
+
+    (root / "app.py").write_text(APP.replace("greet", "welcome"))  # someone else edits the file
+    stale = await call("edit", {"file_path": "app.py", "old_string": "'hello '", "new_string": "'hey '"})
+    assert _code(stale) == "FS_STALE_VERSION"
+    assert stale.content[0].text.endswith("re-read the file, then retry")
+    assert stale.structured_content["error"]["name"] == "StaleVersion"
+
+    assert _code(await call("read", {"file_path": "app.py"})) is None
+    retry = await call("edit", {"file_path": "app.py", "old_string": "'hi '", "new_string": "'hey '"})
+    assert _code(retry) is None, retry.content[0].text
+    assert (root / "app.py").read_text() == "def welcome(name):\n    return 'hey ' + name\n"
+
+    bad = await call("read", {"file_path": 3, "offset": "2", "bogus": True})
+    assert _code(bad) == "INVALID_ARGS"
+    assert bad.content[0].text == (
+        "invalid arguments: /file_path: expected string, got number; /offset: expected integer, got string; "
+        "/bogus: unknown property; expected one of: file_path, offset, limit"
+    )
+    unknown = await call("raed", {"file_path": "app.py"})
+    assert _code(unknown) == "UNKNOWN_TOOL" and 'did you mean "read"' in unknown.content[0].text
+    escape = await call("read", {"file_path": "../outside/secret.txt"})
+    assert _code(escape) == "FS_SANDBOX_DENIED"
+    assert "TOP-SECRET" not in escape.content[0].text
+
+
+# --- stdio: a real subprocess -------------------------------------------------------------------------
+
+
+def _stdio_params(root: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "fs_tools.cli", "serve", "--root", str(root), *extra]
+    )
+
+
+def test_stdio_subprocess_serves_the_whole_scenario(root: Path, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+
+    async def run() -> None:
+        async with stdio_client(_stdio_params(root, "--audit-log", str(audit))) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            await _check_tool_list((await s.list_tools()).tools, root)
+            await _scenario(s.call_tool, root)
+
+    asyncio.run(run())
+    lines = audit.read_text().splitlines()
+    assert len(lines) == 9 and '"code": "FS_STALE_VERSION"' in lines[3]
+    replay = subprocess.run(
+        [sys.executable, "-m", "fs_tools.cli", "replay", str(audit)], capture_output=True, text=True, check=True
+    )
+    assert "edit app.py: replace" in replay.stdout and "→ FS_STALE_VERSION" in replay.stdout
+
+
+def test_stdio_read_only_server_refuses_writes(root: Path) -> None:
+    async def run() -> None:
+        async with stdio_client(_stdio_params(root, "--read-only")) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            result = await s.call_tool("write", {"file_path": "new.txt", "content": "x"})
+            assert _code(result) == "FS_SANDBOX_DENIED" and "read-only" in result.content[0].text
+
+    asyncio.run(run())
+    assert not (root / "new.txt").exists()
+
+
+# --- in memory ----------------------------------------------------------------------------------------
+
+
+def test_in_memory_client_serves_the_whole_scenario(root: Path) -> None:
+    async def run() -> None:
+        with Workspace(root) as ws:
+            async with Client(build_server(ws, stdio_sessions())) as client:
+                await _check_tool_list((await client.list_tools()).tools, root)
+                await _scenario(client.call_tool, root)
+
+    asyncio.run(run())
+
+
+def test_a_tool_that_crashes_is_a_result_not_a_protocol_error(root: Path) -> None:
+    async def run() -> None:
+        with Workspace(root) as ws:
+            ws.dispatch = lambda *a, **k: 1 / 0  # type: ignore[method-assign]
+            async with Client(build_server(ws, stdio_sessions())) as client:
+                result = await client.call_tool("read", {"file_path": "x"})
+                assert _code(result) == "INTERNAL_ERROR"
+                assert "ZeroDivisionError" in result.content[0].text and "Traceback" not in result.content[0].text
+
+    asyncio.run(run())
+
+
+# --- streamable HTTP on loopback ----------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _http_server(root: Path) -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fs_tools.cli",
+            "serve",
+            "--root",
+            str(root),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        for _ in range(200):  # wait until it accepts connections (bounded; not a timing assertion)
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+            if process.poll() is not None:
+                raise AssertionError(process.stderr.read().decode() if process.stderr else "server exited")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@contextlib.asynccontextmanager
+async def _http_client(url: str) -> AsyncIterator[Any]:
+    async with Client(url) as client:
+        yield client
+
+
+def test_http_serves_the_scenario_and_keeps_clients_apart(root: Path) -> None:
+    async def run(url: str) -> None:
+        async with _http_client(url) as first:
+            await _check_tool_list((await first.list_tools()).tools, root)
+            await _scenario(first.call_tool, root)
+            async with _http_client(url) as second:  # another client: another session
+                result = await second.call_tool(
+                    "edit", {"file_path": "app.py", "old_string": "hey", "new_string": "yo"}
+                )
+                assert _code(result) == "FS_NOT_OBSERVED"
+
+    with _http_server(root) as url:
+        asyncio.run(run(url))
+
+
+# --- fs-tools call ------------------------------------------------------------------------------------
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fs_tools.cli", *args], capture_output=True, text=True, check=False)
+
+
+def test_call_keeps_observations_across_processes(root: Path, tmp_path: Path) -> None:
+    state = str(tmp_path / "state" / "obs.sqlite")
+    (root / "a.txt").write_text("one\n")
+    base = ("call", "--root", str(root), "--state", state)
+
+    refused = _cli(*base, "--session", "s1", "edit", '{"file_path": "a.txt", "old_string": "one", "new_string": "1"}')
+    assert refused.returncode == 1 and "error: FS_NOT_OBSERVED" in refused.stderr
+
+    read = _cli(*base, "--session", "s1", "read", '{"file_path": "a.txt"}')
+    assert read.returncode == 0 and "     1\tone" in read.stdout
+
+    edit = _cli(*base, "--session", "s1", "edit", '{"file_path": "a.txt", "old_string": "one", "new_string": "1"}')
+    assert edit.returncode == 0, edit.stdout + edit.stderr
+    assert (root / "a.txt").read_text() == "1\n"
+
+    fresh = _cli(
+        *base, "--session", "s2", "--json", "edit", '{"file_path": "a.txt", "old_string": "1", "new_string": "2"}'
+    )
+    assert fresh.returncode == 1
+    assert '"code": "FS_NOT_OBSERVED"' in fresh.stdout and '"isError": true' in fresh.stdout
+    assert (root / "a.txt").read_text() == "1\n"
+    assert not any(p.suffix == ".sqlite" for p in root.rglob("*"))
+
+
+def test_call_reports_non_json_arguments_as_invalid_args(root: Path, tmp_path: Path) -> None:
+    result = _cli("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s", "read", "{oops")
+    assert result.returncode == 1 and "not valid JSON" in result.stdout and "INVALID_ARGS" in result.stderr
+
+
+def test_replay_never_raises_on_old_or_garbage_entries(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    log.write_text(
+        '{"tool": "read", "arguments": {"path": "old-schema.py"}, "code": null}\n'
+        "not json\n"
+        "[1, 2]\n"
+        '{"tool": 5, "arguments": "x", "code": "FS_NOT_FOUND", "duration_ms": "slow"}\n'
+    )
+    result = _cli("replay", str(log))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith("read(path=old-schema.py)  → ok")
+    assert lines[1].endswith("(unreadable entry)") and lines[2].endswith("(unreadable entry)")
+    assert "→ FS_NOT_FOUND" in lines[3]

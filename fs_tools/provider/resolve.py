@@ -242,6 +242,11 @@ class Resolver:
         try:
             target = os.readlink(comp, dir_fd=cur)
         except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.EINVAL):  # removed, or no longer a link, since lstat
+                raise IoError(
+                    f"{display!r}: a symlink on the path changed while it was being resolved",
+                    details={"errno": exc.errno, "reason": "raced"},
+                ) from exc
             raise map_os_error(exc, display) from exc
         target_parts = [p for p in target.split("/") if p not in ("", ".")]
         if not target.startswith("/") and _climbs_above(len(names), target_parts):

@@ -374,14 +374,15 @@ class FileProvider:
                     if cancel is not None and cancel.is_set():
                         raise Aborted(f"writing {display!r} was cancelled before it was published; the file is intact")
                     if expected is None:
-                        publish.rename_no_replace(dir_fd, temp, name)
+                        try:
+                            publish.rename_no_replace(dir_fd, temp, name)
+                        except FileExistsError as exc:  # a creator won the race: never clobber it
+                            raise StaleVersion(f"{display!r} already exists", details={"found": "exists"}) from exc
                     else:
                         os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
                     published = True
             finally:
                 os.close(fd)
-        except FileExistsError as exc:
-            raise StaleVersion(f"{display!r} already exists", details={"found": "exists"}) from exc
         except OSError as exc:
             raise map_os_error(exc, display) from exc
         finally:

@@ -4,12 +4,13 @@ leaves an orphan that no lock protects)."""
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import os
 import re
 import secrets
 import stat
+
+from fs_tools.errors import IoError
 
 TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 TEMP_NAME = re.compile(r"\.[0-9a-f]{16}\.fs-tools\.tmp")
@@ -37,7 +38,9 @@ def create_temp(dir_fd: int, mode: int) -> tuple[int, str]:
         if os.fstat(fd).st_nlink > 0:
             return fd, name
         os.close(fd)
-    raise OSError(errno.EEXIST, "could not create a temp file with a fresh name")
+    raise IoError(
+        f"could not create a temp file: {_ATTEMPTS} fresh names were all taken", details={"reason": "temp_names"}
+    )
 
 
 def remove_orphans(dir_fd: int) -> int:

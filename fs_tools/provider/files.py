@@ -225,7 +225,7 @@ class FileProvider:
         if bounded:
             self.check_size(before.st_size, display)
         try:
-            fd = os.open(target.name, READ_FLAGS, dir_fd=target.dir_fd)
+            fd = _open_regular(target.dir_fd, target.name, display)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -409,6 +409,28 @@ class FileProvider:
             return
         if removed:
             log.info("removed %d orphaned temp file(s)", removed)
+
+
+def _open_regular(dir_fd: int, name: str, display: str) -> int:
+    """Open ``name`` for reading only if it is a regular file, without ever opening anything else.
+
+    The ``lstat`` before this call is not enough: a device or FIFO renamed into place afterwards would be
+    opened, and opening a device can act (rewind a tape, arm a watchdog). On Linux an ``O_PATH``
+    descriptor names the inode without opening it; only once ``fstat`` shows a regular file is it
+    reopened for reading through ``/proc/self/fd``, which the kernel resolves to that same inode.
+    """
+    if _O_PATH and _PROC_FD:
+        handle = os.open(name, _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        try:
+            require_plain_file(os.fstat(handle), display)
+            return os.open(f"/proc/self/fd/{handle}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+        finally:
+            os.close(handle)
+    return os.open(name, READ_FLAGS, dir_fd=dir_fd)  # elsewhere O_NONBLOCK at least keeps a FIFO from hanging
+
+
+_O_PATH: int = getattr(os, "O_PATH", 0)
+_PROC_FD = os.path.isdir("/proc/self/fd")
 
 
 def vanished(display: str) -> StaleVersion:

@@ -4,6 +4,7 @@ leaves an orphan that no lock protects)."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
@@ -34,9 +35,15 @@ def create_temp(dir_fd: int, mode: int) -> tuple[int, str]:
             fd = os.open(name, TEMP_FLAGS, mode, dir_fd=dir_fd)
         except FileExistsError:
             continue
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        if os.fstat(fd).st_nlink > 0:
-            return fd, name
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_nlink > 0:
+                return fd, name
+        except BaseException:  # the caller never learns the name: clean up here, whatever interrupted us
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=dir_fd)
+            os.close(fd)
+            raise
         os.close(fd)
     raise IoError(
         f"could not create a temp file: {_ATTEMPTS} fresh names were all taken", details={"reason": "temp_names"}

@@ -10,8 +10,11 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import logging
 import os
 from collections.abc import Callable
+
+log = logging.getLogger("fs_tools.provider")
 
 _RENAME_NOREPLACE = 1  # linux/fs.h
 _RENAME_EXCL = 0x4  # macOS sys/stdio.h
@@ -44,4 +47,9 @@ def rename_no_replace(dir_fd: int, source: str, target: str) -> None:
         if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
             raise OSError(err, os.strerror(err))
     os.link(source, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-    os.unlink(source, dir_fd=dir_fd)
+    # The link is the publication: the file is there. Failing to drop the temp name must not turn that
+    # into a reported failure; a leftover name is an orphan the next writer sweeps.
+    try:
+        os.unlink(source, dir_fd=dir_fd)
+    except OSError as exc:
+        log.warning("published, but the temp name could not be removed: errno %s", exc.errno)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import subprocess
 import sys
@@ -256,3 +257,65 @@ def test_replay_never_raises_on_old_or_garbage_entries(tmp_path: Path) -> None:
     assert lines[0].endswith("read(path=old-schema.py)  → ok")
     assert lines[1].endswith("(unreadable entry)") and lines[2].endswith("(unreadable entry)")
     assert "→ FS_NOT_FOUND" in lines[3]
+
+
+def test_raw_wire_garbage_never_crashes_the_server_or_becomes_an_internal_error(root: Path) -> None:
+    """Every stdout line is JSON-RPC; odd requests get answers; the server keeps serving."""
+    (root / "a.txt").write_text("one\n")
+    requests: list[dict[str, Any] | str] = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        "this is not json",
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read", "arguments": [1, 2]}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read"}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": 7, "arguments": {}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "read", "arguments": {"file_path": "a.txt", "limit": 1e400}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 6,
+            "method": "tools/call",
+            "params": {"name": "read", "arguments": {"file_path": "a.txt"}},
+        },
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fs_tools.cli", "serve", "--root", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    answers: dict[int, dict[str, Any]] = {}
+    try:
+        for request in requests:
+            line = request if isinstance(request, str) else json.dumps(request)
+            process.stdin.write(line.encode() + b"\n")
+            process.stdin.flush()
+            if isinstance(request, dict) and "id" in request:
+                while request["id"] not in answers:  # skip anything the server says unprompted
+                    message = json.loads(process.stdout.readline())  # every line must be JSON
+                    if "id" in message:
+                        answers[message["id"]] = message
+    finally:
+        process.stdin.close()
+        process.wait(timeout=10)
+    assert all(answer.get("error", {}).get("code") != -32603 for answer in answers.values()), answers
+    missing = answers[3]["result"]
+    assert missing["isError"] and missing["structuredContent"]["error"]["code"] == "INVALID_ARGS"
+    huge = answers[5]["result"]
+    assert huge["isError"] and huge["structuredContent"]["error"]["code"] == "INVALID_ARGS"
+    assert answers[6]["result"]["isError"] is False
+    assert answers[6]["result"]["content"][0]["text"] == "     1\tone"

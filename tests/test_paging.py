@@ -68,3 +68,23 @@ def test_invalid_utf8_split_across_chunks_names_the_byte_offset(
     result = workspace.session("s").call("read", {"file_path": "bad.txt"})
     assert result.error is not None and result.error.code == "FS_NOT_TEXT"
     assert "offset 13" in result.text
+
+
+def test_reading_a_file_far_over_the_limit_holds_only_a_page(root: Path) -> None:
+    import tracemalloc
+
+    with open(root / "big.txt", "wb") as big:
+        for _ in range(40):
+            big.write(b"0123456789abcdef\n" * 61681)  # ~1 MiB of short lines per round, 40 MiB in all
+    with Workspace(root, max_file_bytes=1 << 20) as ws:
+        session = ws.session("s")
+        tracemalloc.start()
+        try:
+            result = session.call("read", {"file_path": "big.txt", "offset": 1_000_000, "limit": 5})
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert not result.is_error, result.text
+    assert result.value["total_lines"] == 40 * 61681
+    assert result.text.startswith("1000000\t0123456789abcdef")
+    assert peak < 8 << 20, f"peak {peak:,} bytes while paging a 40 MiB file"

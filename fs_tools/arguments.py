@@ -61,6 +61,13 @@ def _check_path(value: str) -> str:
         raise PydanticCustomError("fs_path", "must not be empty")
     if value.endswith("/"):
         raise PydanticCustomError("fs_path", "must name a file, but it ends with '/'")
+    return _check_search_path(value)
+
+
+def _check_search_path(value: str) -> str:
+    """Rules every path shares, a directory's included: no NUL, valid Unicode, bounded lengths."""
+    if not value:
+        raise PydanticCustomError("fs_path", "must not be empty")
     if "\0" in value:
         raise PydanticCustomError(
             "fs_path", "must not contain a NUL character (at index {index})", {"index": value.index("\0")}
@@ -104,6 +111,7 @@ Integer = Annotated[int, BeforeValidator(_whole_number)]
 FilePath = Annotated[
     str, AfterValidator(_check_path), WithJsonSchema({"type": "string", "minLength": 1, "pattern": "[^/]$"})
 ]
+SearchPath = Annotated[str, AfterValidator(_check_search_path), WithJsonSchema({"type": "string", "minLength": 1})]
 Text = Annotated[str, AfterValidator(_check_text)]
 
 

@@ -25,7 +25,7 @@ from fs_tools.errors import (
 from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import CancelToken, FileProvider
 from fs_tools.result import ToolResult
-from fs_tools.tools import CORE_TOOLS, Tool, ToolContext
+from fs_tools.tools import ALL_TOOLS, Tool, ToolContext
 from policy import MemoryStore, ObservationStore, ProtectedPaths
 
 DEFAULT_MAX_FILE_BYTES = 16 << 20
@@ -37,7 +37,7 @@ class Workspace:
     Keyword options: ``read_only`` refuses every write and edit; ``protected`` lists gitignore-style
     patterns no write or edit may touch; ``max_file_bytes`` bounds what is read or written;
     ``store`` is an ``ObservationStore`` or the path of a SQLite file that keeps observations across
-    processes (in-memory by default).
+    processes (in-memory by default); ``search_seconds`` is grep's time budget.
     """
 
     def __init__(
@@ -48,10 +48,12 @@ class Workspace:
         protected: Iterable[str] = (),
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         store: ObservationStore | str | os.PathLike[str] | None = None,
+        search_seconds: float = 10.0,
     ) -> None:
         root_list = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
         self.provider = FileProvider(root_list, max_file_bytes=max_file_bytes)
         self.read_only = read_only
+        self.search_seconds = search_seconds
         self.protected = ProtectedPaths(protected)
         if store is None:
             self.store: ObservationStore = MemoryStore()
@@ -59,7 +61,7 @@ class Workspace:
             self.store = SqliteStore(store)
         else:
             self.store = store
-        self.tools: dict[str, Tool[Any]] = {tool.name: tool for tool in CORE_TOOLS}
+        self.tools: dict[str, Tool[Any]] = {tool.name: tool for tool in ALL_TOOLS}
 
     @property
     def roots(self) -> list[Path]:
@@ -102,6 +104,7 @@ class Workspace:
                 read_only=self.read_only,
                 protected=self.protected,
                 cancel=cancel,
+                search_seconds=self.search_seconds,
             )
             output = tool.run(context, args)
             try:

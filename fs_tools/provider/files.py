@@ -225,7 +225,7 @@ class FileProvider:
         if bounded:
             self.check_size(before.st_size, display)
         try:
-            fd = _open_regular(target.dir_fd, target.name, display)
+            fd = open_regular(target.dir_fd, target.name, display)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -411,7 +411,7 @@ class FileProvider:
             log.info("removed %d orphaned temp file(s)", removed)
 
 
-def _open_regular(dir_fd: int, name: str, display: str) -> int:
+def open_regular(dir_fd: int, name: str, display: str) -> int:
     """Open ``name`` for reading only if it is a regular file, without ever opening anything else.
 
     The ``lstat`` before this call is not enough: a device or FIFO renamed into place afterwards would be

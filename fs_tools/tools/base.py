@@ -33,6 +33,7 @@ class ToolContext:
     read_only: bool
     protected: ProtectedPaths
     cancel: CancelToken | None = None
+    search_seconds: float = 10.0
 
     def check_cancelled(self, what: str) -> None:
         if self.cancel is not None and self.cancel.is_set():

@@ -1,0 +1,95 @@
+"""Confined directory walks for the discovery tools.
+
+Walks start from a resolved directory and descend only through real directories opened with
+``O_NOFOLLOW | O_DIRECTORY`` relative to their parent's descriptor: a symlink is reported as one entry
+and never descended, whatever it points at, so nothing outside a root is ever listed or read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from fs_tools.provider.resolve import DIR_FLAGS, Resolved
+
+FILE, DIRECTORY, SYMLINK, OTHER = "file", "directory", "symlink", "other"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One directory entry met by a walk. ``parent_fd`` is valid only until the walk moves on."""
+
+    parts: tuple[str, ...]  # path below the walk's start, this entry's name last
+    kind: str
+    size: int
+    parent_fd: int
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1]
+
+    @property
+    def depth(self) -> int:
+        return len(self.parts)
+
+
+# Decides, for a directory entry, whether to descend into it.
+Descend = Callable[[Entry], bool]
+# Sees a directory (its parts below the start, and its descriptor) before the walk lists it.
+Enter = Callable[[tuple[str, ...], int], None]
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return FILE
+    if stat.S_ISDIR(mode):
+        return DIRECTORY
+    if stat.S_ISLNK(mode):
+        return SYMLINK
+    return OTHER
+
+
+def start_directory(target: Resolved) -> int | None:
+    """A new descriptor for the directory ``target`` names, or None when it names something else."""
+    if target.dir_fd is None:
+        return None
+    if target.name is None:
+        return os.open(".", DIR_FLAGS, dir_fd=target.dir_fd)
+    st = os.stat(target.name, dir_fd=target.dir_fd, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    return os.open(target.name, DIR_FLAGS, dir_fd=target.dir_fd)
+
+
+def walk(
+    directory_fd: int, descend: Descend, *, enter: Enter | None = None, prefix: tuple[str, ...] = ()
+) -> Iterator[Entry]:
+    """Entries below ``directory_fd`` in sorted, depth-first order; ``descend`` chooses which
+    directories to enter, and ``enter`` sees each directory (its parts and descriptor) before its
+    entries. Entries that vanish or change kind mid-walk are skipped."""
+    if enter is not None:
+        enter(prefix, directory_fd)
+    try:
+        with os.scandir(directory_fd) as scan:
+            names = sorted(entry.name for entry in scan)
+    except OSError:
+        return
+    for name in names:
+        try:
+            st = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+        except OSError:
+            continue
+        entry = Entry(parts=(*prefix, name), kind=_kind(st.st_mode), size=st.st_size, parent_fd=directory_fd)
+        yield entry
+        if entry.kind != DIRECTORY or not descend(entry):
+            continue
+        try:
+            child = os.open(name, DIR_FLAGS, dir_fd=directory_fd)
+        except OSError:
+            continue  # swapped for a link or removed since the stat: never followed
+        try:
+            yield from walk(child, descend, enter=enter, prefix=entry.parts)
+        finally:
+            os.close(child)

@@ -1,0 +1,206 @@
+"""The ``grep`` tool: lines matching a regular expression, as ``path:line: text``."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import Field
+from wcmatch import glob as wc
+
+from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
+from fs_tools.errors import ToolTimeout
+from fs_tools.provider.files import open_regular
+from fs_tools.provider.walk import FILE, Entry, walk
+from fs_tools.tools.base import Tool, ToolContext, ToolOutput
+from fs_tools.tools.discovery import VCS_DIRECTORIES, IgnoreRules, shown_path, visible, walk_start
+
+MAX_MATCHES = 200
+MAX_LINE_CHARS = 300
+_SNIFF = 8192
+_GLOB_FLAGS = wc.GLOBSTAR | wc.DOTGLOB | wc.BRACE | wc.MATCHBASE
+
+
+class GrepArgs(ToolArgs):
+    pattern: str = Field(min_length=1, description="Python regular expression; ^ and $ match at line ends.")
+    path: SearchPath = Field(".", description="Directory or file to search, relative to the workspace root.")
+    glob: str | None = Field(None, description="Only search files matching this glob, e.g. '*.py' or 'src/**/*.ts'.")
+    case_insensitive: bool = Field(False, description="Ignore case. Default false.")
+    include_ignored: bool = Field(False, description="Also search files that .gitignore excludes. Default false.")
+
+    @classmethod
+    def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
+        pattern = data.get("pattern")
+        if isinstance(pattern, str) and pattern:
+            try:
+                re.compile(pattern)
+            except (re.error, RecursionError, OverflowError) as exc:
+                return [(("pattern",), f"invalid regular expression: {exc}")]
+        return []
+
+
+class GrepOutput(ToolOutputModel):
+    pattern: str
+    matches: int
+    files_searched: int
+    files_with_matches: int
+    truncated: bool
+
+
+@dataclass
+class _Search:
+    regex: re.Pattern[str]
+    deadline: float
+    max_bytes: int
+    lines: list[str] = field(default_factory=list)
+    searched: int = 0
+    with_matches: int = 0
+    skipped_binary: int = 0
+    skipped_large: int = 0
+    skipped_ignored: int = 0
+    truncated: bool = False
+
+    def file(self, shown: str, dir_fd: int, name: str) -> None:
+        try:
+            fd = open_regular(dir_fd, name, shown)
+        except Exception:  # vanished, swapped or unreadable since the walk saw it: skip it
+            return
+        try:
+            if os.fstat(fd).st_size > self.max_bytes:
+                self.skipped_large += 1
+                return
+            data = _read_all(fd)
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+        self.searched += 1
+        if b"\0" in data[:_SNIFF]:
+            self.skipped_binary += 1
+            return
+        self._lines(shown, data.decode("utf-8", "replace"))
+
+    def _lines(self, shown: str, text: str) -> None:
+        line_no, cursor, last_line = 1, 0, 0
+        found = False
+        for match in self.regex.finditer(text):
+            start = match.start()
+            line_no += text.count("\n", cursor, start)
+            cursor = start
+            if line_no == last_line:
+                continue  # one row per line
+            last_line = line_no
+            found = True
+            if len(self.lines) >= MAX_MATCHES:
+                self.truncated = True
+                break
+            begin = text.rfind("\n", 0, start) + 1
+            end = text.find("\n", start)
+            line = text[begin : end if end >= 0 else len(text)].rstrip("\r")
+            if len(line) > MAX_LINE_CHARS:
+                line = line[:MAX_LINE_CHARS] + f"… [{len(line):,} characters]"
+            self.lines.append(f"{shown}:{line_no}: {visible(line)}")
+        if found:
+            self.with_matches += 1
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
+    flags = re.MULTILINE | (re.IGNORECASE if args.case_insensitive else 0)
+    search = _Search(
+        regex=re.compile(args.pattern, flags),
+        deadline=time.monotonic() + ctx.search_seconds,
+        max_bytes=ctx.provider.max_file_bytes,
+    )
+    with walk_start(ctx, args.path, files_too=True) as (target, fd):
+        if fd is None:
+            assert target.dir_fd is not None and target.name is not None
+            search.file(shown_path(target, ()), target.dir_fd, target.name)
+        else:
+            _search_tree(ctx, args, search, target, fd)
+    return ToolOutput(text=_render(args, search), value=_value(args, search))
+
+
+def _search_tree(ctx: ToolContext, args: GrepArgs, search: _Search, target: Any, fd: int) -> None:
+    ignores = IgnoreRules(enabled=not args.include_ignored)
+
+    def descend(entry: Entry) -> bool:
+        return entry.name not in VCS_DIRECTORIES and not ignores.ignored(entry)
+
+    for entry in walk(fd, descend, enter=ignores.load):
+        if time.monotonic() > search.deadline:
+            raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)})
+        if ignores.ignored(entry):
+            search.skipped_ignored += 1
+            continue
+        if entry.kind != FILE:
+            continue
+        if args.glob is not None and not wc.globmatch("/".join(entry.parts), args.glob, flags=_GLOB_FLAGS):
+            continue
+        search.file(shown_path(target, entry.parts), entry.parent_fd, entry.name)
+        if search.truncated:
+            return
+
+
+def _timeout_message(ctx: ToolContext, search: _Search) -> str:
+    shown = "\n".join(search.lines[:20])
+    more = f"\n… and {len(search.lines) - 20} more" if len(search.lines) > 20 else ""
+    head = (
+        f"grep ran past its {ctx.search_seconds:g} s budget after searching {search.searched} file(s); "
+        f"{len(search.lines)} matching line(s) so far — narrow path or glob, or make the pattern more specific"
+    )
+    return f"{head}:\n{shown}{more}" if shown else head
+
+
+def _render(args: GrepArgs, search: _Search) -> str:
+    if not search.lines:
+        text = f"(no matches for {args.pattern!r} in {search.searched} file(s) under {args.path!r})"
+    else:
+        text = "\n".join(search.lines)
+    notes = []
+    if search.truncated:
+        notes.append(f"stopped at {MAX_MATCHES} matching lines; narrow the pattern, path or glob to see the rest")
+    if search.skipped_binary:
+        notes.append(f"{search.skipped_binary} binary file(s) skipped")
+    if search.skipped_large:
+        notes.append(f"{search.skipped_large} file(s) over the size limit skipped")
+    if search.skipped_ignored:
+        notes.append(f"{search.skipped_ignored} path(s) excluded by .gitignore not searched; pass include_ignored=true")
+    if notes:
+        text += "\n\n" + "\n".join(f"[{note}]" for note in notes)
+    return text
+
+
+def _value(args: GrepArgs, search: _Search) -> dict[str, object]:
+    return {
+        "pattern": args.pattern,
+        "matches": len(search.lines),
+        "files_searched": search.searched,
+        "files_with_matches": search.with_matches,
+        "truncated": search.truncated,
+    }
+
+
+GREP = Tool(
+    name="grep",
+    description=(
+        "Search file contents with a Python regular expression; prints 'path:line: text' for each matching "
+        "line. Searches path (a directory or one file), optionally only files matching glob; skips binary "
+        "files, version-control directories and (unless include_ignored) files excluded by .gitignore. "
+        "Searching records nothing: read a file before you edit it."
+    ),
+    arguments=GrepArgs,
+    output=GrepOutput,
+    run=run_grep,
+    read_only=True,
+)

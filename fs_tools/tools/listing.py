@@ -1,0 +1,96 @@
+"""The ``list`` tool: a directory's entries as an indented tree."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from fs_tools.arguments import Integer, SearchPath, ToolArgs, ToolOutputModel
+from fs_tools.provider.walk import DIRECTORY, FILE, SYMLINK, Entry, walk
+from fs_tools.tools.base import Tool, ToolContext, ToolOutput
+from fs_tools.tools.discovery import shown_path, visible, walk_start
+
+MAX_ENTRIES = 500
+
+
+class ListArgs(ToolArgs):
+    path: SearchPath = Field(".", description="Directory to list, relative to the workspace root. Default: the root.")
+    depth: Integer = Field(2, ge=1, le=20, description="How many levels to show. Default 2.")
+    include_hidden: bool = Field(False, description="Also show entries whose names start with '.'. Default false.")
+
+
+class ListOutput(ToolOutputModel):
+    path: str
+    entries: int
+    hidden: int
+    truncated: bool
+
+
+def _row(entry: Entry) -> str:
+    indent = "  " * (entry.depth - 1)
+    name = visible(entry.name)
+    if entry.kind == DIRECTORY:
+        return f"{indent}{name}/"
+    if entry.kind == FILE:
+        return f"{indent}{name}  ({entry.size:,} bytes)"
+    if entry.kind == SYMLINK:
+        return f"{indent}{name}@  (symlink, not followed)"
+    return f"{indent}{name}  (special file)"
+
+
+def run_list(ctx: ToolContext, args: ListArgs) -> ToolOutput:
+    rows: list[str] = []
+    hidden = 0
+    unexpanded = 0
+    truncated = False
+    with walk_start(ctx, args.path) as (target, fd):
+        assert fd is not None
+
+        def descend(entry: Entry) -> bool:
+            nonlocal unexpanded
+            if entry.depth >= args.depth:
+                unexpanded += 1
+                return False
+            return True
+
+        for entry in walk(fd, lambda e: not _skipped(e, args.include_hidden) and descend(e)):
+            if _skipped(entry, args.include_hidden):
+                hidden += 1
+                continue
+            if len(rows) >= MAX_ENTRIES:
+                truncated = True
+                break
+            rows.append(_row(entry))
+        where = shown_path(target, ()) or "."
+    text = "\n".join(rows) if rows else f"(the directory {where!r} is empty)"
+    notes = []
+    if truncated:
+        notes.append(f"stopped at {MAX_ENTRIES} entries; list a subdirectory or use a smaller depth to see the rest")
+    if unexpanded:
+        notes.append(
+            f"{unexpanded} director(ies) at depth {args.depth} not expanded; pass a larger depth to see inside"
+        )
+    if hidden:
+        notes.append(f"{hidden} hidden entr(ies) (names starting with '.') not shown; pass include_hidden=true")
+    if notes:
+        text += "\n\n" + "\n".join(f"[{note}]" for note in notes)
+    return ToolOutput(
+        text=text, value={"path": args.path, "entries": len(rows), "hidden": hidden, "truncated": truncated}
+    )
+
+
+def _skipped(entry: Entry, include_hidden: bool) -> bool:
+    return not include_hidden and entry.name.startswith(".")
+
+
+LIST = Tool(
+    name="list",
+    description=(
+        "List a directory as an indented tree: directories end with '/', files show their size, symlinks are "
+        "marked and never followed. Hidden entries (names starting with '.') are left out unless "
+        "include_hidden is true. Listing records nothing: read a file before you edit it."
+    ),
+    arguments=ListArgs,
+    output=ListOutput,
+    run=run_list,
+    read_only=True,
+)

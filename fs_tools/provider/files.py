@@ -412,7 +412,12 @@ class FileProvider:
 
 
 def open_regular(dir_fd: int, name: str, display: str) -> int:
-    """Open ``name`` for reading only if it is a regular file, without ever opening anything else.
+    """Open ``name`` for reading only if it is a regular file, without ever opening anything else."""
+    return open_regular_with_stat(dir_fd, name, display)[0]
+
+
+def open_regular_with_stat(dir_fd: int, name: str, display: str) -> tuple[int, os.stat_result]:
+    """``open_regular``, and the file's stat taken on the way.
 
     The ``lstat`` before this call is not enough: a device or FIFO renamed into place afterwards would be
     opened, and opening a device can act (rewind a tape, arm a watchdog). On Linux an ``O_PATH``
@@ -422,11 +427,19 @@ def open_regular(dir_fd: int, name: str, display: str) -> int:
     if _O_PATH and _PROC_FD:
         handle = os.open(name, _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
         try:
-            require_plain_file(os.fstat(handle), display)
-            return os.open(f"/proc/self/fd/{handle}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+            st = os.fstat(handle)
+            require_plain_file(st, display)
+            return os.open(f"/proc/self/fd/{handle}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY), st
         finally:
             os.close(handle)
-    return os.open(name, READ_FLAGS, dir_fd=dir_fd)  # elsewhere O_NONBLOCK at least keeps a FIFO from hanging
+    fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)  # elsewhere O_NONBLOCK at least keeps a FIFO from hanging
+    try:
+        st = os.fstat(fd)
+        require_regular(st, display)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
 
 
 _O_PATH: int = getattr(os, "O_PATH", 0)

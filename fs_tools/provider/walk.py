@@ -64,32 +64,55 @@ def start_directory(target: Resolved) -> int | None:
 
 
 def walk(
-    directory_fd: int, descend: Descend, *, enter: Enter | None = None, prefix: tuple[str, ...] = ()
+    directory_fd: int,
+    descend: Descend,
+    *,
+    enter: Enter | None = None,
+    sizes: bool = True,
+    prefix: tuple[str, ...] = (),
 ) -> Iterator[Entry]:
     """Entries below ``directory_fd`` in sorted, depth-first order; ``descend`` chooses which
     directories to enter, and ``enter`` sees each directory (its parts and descriptor) before its
-    entries. Entries that vanish or change kind mid-walk are skipped."""
+    entries. Without ``sizes`` the kind comes from the directory listing itself (no ``stat`` per entry;
+    ``size`` is -1). Entries that vanish or change kind mid-walk are skipped."""
     if enter is not None:
         enter(prefix, directory_fd)
     try:
         with os.scandir(directory_fd) as scan:
-            names = sorted(entry.name for entry in scan)
+            listed = sorted(scan, key=lambda item: item.name)
     except OSError:
         return
-    for name in names:
+    for item in listed:
+        name = item.name
         try:
-            st = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+            if sizes:
+                st = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+                kind, size = _kind(st.st_mode), st.st_size
+            else:
+                kind, size = _kind_of(item), -1
         except OSError:
             continue
-        entry = Entry(parts=(*prefix, name), kind=_kind(st.st_mode), size=st.st_size, parent_fd=directory_fd)
+        entry = Entry(parts=(*prefix, name), kind=kind, size=size, parent_fd=directory_fd)
         yield entry
         if entry.kind != DIRECTORY or not descend(entry):
             continue
         try:
             child = os.open(name, DIR_FLAGS, dir_fd=directory_fd)
         except OSError:
-            continue  # swapped for a link or removed since the stat: never followed
+            continue  # swapped for a link or removed since the listing: never followed
         try:
-            yield from walk(child, descend, enter=enter, prefix=entry.parts)
+            yield from walk(child, descend, enter=enter, sizes=sizes, prefix=entry.parts)
         finally:
             os.close(child)
+
+
+def _kind_of(item: os.DirEntry[str]) -> str:
+    # the listing's own type field (no system call on Linux); a stale answer is harmless, because files
+    # are opened and directories entered with O_NOFOLLOW and checked again on their descriptors
+    if item.is_symlink():
+        return SYMLINK
+    if item.is_dir(follow_symlinks=False):
+        return DIRECTORY
+    if item.is_file(follow_symlinks=False):
+        return FILE
+    return OTHER

@@ -32,7 +32,7 @@ def run_glob(ctx: ToolContext, args: GlobArgs) -> ToolOutput:
     truncated = False
     with walk_start(ctx, args.path) as (target, fd):
         assert fd is not None
-        for entry in walk(fd, _descend):
+        for entry in walk(fd, _descend, sizes=False):
             if entry.kind != FILE or not wc.globmatch("/".join(entry.parts), args.pattern, flags=_FLAGS):
                 continue
             if len(found) >= MAX_MATCHES:

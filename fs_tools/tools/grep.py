@@ -14,7 +14,7 @@ from wcmatch import glob as wc
 
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolTimeout
-from fs_tools.provider.files import open_regular
+from fs_tools.provider.files import open_regular_with_stat
 from fs_tools.provider.walk import FILE, Entry, walk
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import VCS_DIRECTORIES, IgnoreRules, shown_path, visible, walk_start
@@ -56,6 +56,7 @@ class _Search:
     regex: re.Pattern[str]
     deadline: float
     max_bytes: int
+    literal: bytes | None  # the pattern's bytes when it is plain text: a cheap filter before decoding
     lines: list[str] = field(default_factory=list)
     searched: int = 0
     with_matches: int = 0
@@ -66,14 +67,14 @@ class _Search:
 
     def file(self, shown: str, dir_fd: int, name: str) -> None:
         try:
-            fd = open_regular(dir_fd, name, shown)
+            fd, st = open_regular_with_stat(dir_fd, name, shown)
         except Exception:  # vanished, swapped or unreadable since the walk saw it: skip it
             return
         try:
-            if os.fstat(fd).st_size > self.max_bytes:
+            if st.st_size > self.max_bytes:
                 self.skipped_large += 1
                 return
-            data = _read_all(fd)
+            data = _read_all(fd, st.st_size)
         except OSError:
             return
         finally:
@@ -82,6 +83,8 @@ class _Search:
         if b"\0" in data[:_SNIFF]:
             self.skipped_binary += 1
             return
+        if self.literal is not None and self.literal not in data:
+            return  # a plain-text pattern absent from the bytes: no need to decode
         self._lines(shown, data.decode("utf-8", "replace"))
 
     def _lines(self, shown: str, text: str) -> None:
@@ -108,19 +111,24 @@ class _Search:
             self.with_matches += 1
 
 
-def _read_all(fd: int) -> bytes:
+def _read_all(fd: int, expected: int) -> bytes:
     chunks = []
-    while chunk := os.read(fd, 1 << 20):
+    while chunk := os.read(fd, max(expected + 1, 1 << 16)):
         chunks.append(chunk)
+        if len(chunk) <= expected:
+            break  # the size fstat promised has arrived; a file growing meanwhile is searched as it was
+        expected = 0
     return b"".join(chunks)
 
 
 def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
     flags = re.MULTILINE | (re.IGNORECASE if args.case_insensitive else 0)
+    plain = not args.case_insensitive and re.escape(args.pattern) == args.pattern
     search = _Search(
         regex=re.compile(args.pattern, flags),
         deadline=time.monotonic() + ctx.search_seconds,
         max_bytes=ctx.provider.max_file_bytes,
+        literal=args.pattern.encode("utf-8") if plain else None,
     )
     with walk_start(ctx, args.path, files_too=True) as (target, fd):
         if fd is None:
@@ -137,7 +145,7 @@ def _search_tree(ctx: ToolContext, args: GrepArgs, search: _Search, target: Any,
     def descend(entry: Entry) -> bool:
         return entry.name not in VCS_DIRECTORIES and not ignores.ignored(entry)
 
-    for entry in walk(fd, descend, enter=ignores.load):
+    for entry in walk(fd, descend, enter=ignores.load, sizes=False):
         if time.monotonic() > search.deadline:
             raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)})
         if ignores.ignored(entry):

@@ -14,6 +14,7 @@ import pathspec
 from fs_tools.errors import NotDirectory, NotFound, path_label
 from fs_tools.provider import Resolved
 from fs_tools.provider.oserrors import map_os_error
+from fs_tools.provider.resolve import DIR_FLAGS, require_regular
 from fs_tools.provider.walk import DIRECTORY, Entry, start_directory
 from fs_tools.tools.base import ToolContext
 
@@ -21,10 +22,15 @@ VCS_DIRECTORIES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".j
 
 
 def visible(name: str) -> str:
-    """A name as one printable line: control characters, undecodable bytes and lone surrogates escaped."""
+    """Text as one printable line: line breaks, other control characters, undecodable bytes and lone
+    surrogates escaped; tabs kept, so a line copied from grep output still matches the file."""
     if name.isprintable():
         return name
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in name)
+    return "".join(char if char.isprintable() or char == "\t" else repr(char)[1:-1] for char in name)
+
+
+def plural(count: int, one: str, many: str) -> str:
+    return f"{count:,} {one if count == 1 else many}"
 
 
 def shown_path(target: Resolved, parts: tuple[str, ...]) -> str:
@@ -42,7 +48,8 @@ def walk_start(ctx: ToolContext, path: str, *, files_too: bool = False) -> Itera
         if current is None:
             raise NotFound(f"{label!r} does not exist", details={"reason": "missing"})
         if not stat.S_ISDIR(current.st_mode):
-            if files_too and stat.S_ISREG(current.st_mode):
+            if files_too:
+                require_regular(current, label)  # a FIFO or device is named as such, never opened
                 yield target, None
                 return
             raise NotDirectory(f"{label!r} is not a directory", details={"reason": "leaf"})
@@ -60,14 +67,37 @@ def walk_start(ctx: ToolContext, path: str, *, files_too: bool = False) -> Itera
 
 @dataclass
 class IgnoreRules:
-    """The .gitignore files met on the way down, each applying below its own directory."""
+    """The .gitignore files that apply to a walk: those of the start directory's ancestors inside the
+    root, and those met on the way down. Each applies below its own directory, and for any path the
+    deepest file with a matching rule decides (so a nested ``!keep.log`` re-includes what a parent
+    ignored), as in git."""
 
     enabled: bool
+    start: tuple[str, ...] = ()  # the walk's start, relative to its root
     _specs: dict[tuple[str, ...], pathspec.GitIgnoreSpec] = field(default_factory=dict)
 
-    def load(self, directory: tuple[str, ...], directory_fd: int) -> None:
+    def load_ancestors(self, root_fd: int) -> None:
+        """Read the .gitignore of the root and of every directory down to (not including) the start."""
         if not self.enabled:
             return
+        fd = os.dup(root_fd)
+        try:
+            for depth in range(len(self.start)):
+                self._load_absolute(self.start[:depth], fd)
+                child = os.open(self.start[depth], DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+        except OSError:
+            pass  # the start was resolved a moment ago; a directory changing now only loses a rule
+        finally:
+            os.close(fd)
+
+    def load(self, directory: tuple[str, ...], directory_fd: int) -> None:
+        """``walk``'s ``enter`` hook: ``directory`` is relative to the start."""
+        if self.enabled:
+            self._load_absolute((*self.start, *directory), directory_fd)
+
+    def _load_absolute(self, directory: tuple[str, ...], directory_fd: int) -> None:
         try:
             fd = os.open(".gitignore", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory_fd)
         except OSError:
@@ -83,9 +113,12 @@ class IgnoreRules:
     def ignored(self, entry: Entry) -> bool:
         if not self.enabled:
             return False
-        for base, spec in self._specs.items():
-            if entry.parts[: len(base)] == base and len(entry.parts) > len(base):
-                rest = "/".join(entry.parts[len(base) :]) + ("/" if entry.kind == DIRECTORY else "")
-                if spec.match_file(rest):
-                    return True
-        return False
+        parts = (*self.start, *entry.parts)
+        verdict: bool | None = None
+        for base in sorted(self._specs, key=len):  # shallow to deep: the deepest match has the last word
+            if parts[: len(base)] == base and len(parts) > len(base):
+                rest = "/".join(parts[len(base) :]) + ("/" if entry.kind == DIRECTORY else "")
+                include = self._specs[base].check_file(rest).include
+                if include is not None:
+                    verdict = include
+        return bool(verdict)

@@ -17,7 +17,7 @@ from fs_tools.errors import ToolTimeout
 from fs_tools.provider.files import open_regular_with_stat
 from fs_tools.provider.walk import FILE, Entry, walk
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import VCS_DIRECTORIES, IgnoreRules, shown_path, visible, walk_start
+from fs_tools.tools.discovery import VCS_DIRECTORIES, IgnoreRules, plural, shown_path, visible, walk_start
 
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
@@ -85,7 +85,10 @@ class _Search:
             return
         if self.literal is not None and self.literal not in data:
             return  # a plain-text pattern absent from the bytes: no need to decode
-        self._lines(shown, data.decode("utf-8", "replace"))
+        text = data.decode("utf-8", "replace")
+        if "\r\n" in text:
+            text = text.replace("\r\n", "\n")  # so "$" matches at the end of a CRLF line, as shown
+        self._lines(shown, text)
 
     def _lines(self, shown: str, text: str) -> None:
         line_no, cursor, last_line = 1, 0, 0
@@ -105,7 +108,7 @@ class _Search:
             end = text.find("\n", start)
             line = text[begin : end if end >= 0 else len(text)].rstrip("\r")
             if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS] + f"… [{len(line):,} characters]"
+                line = f"{line[:MAX_LINE_CHARS]}… [{MAX_LINE_CHARS} of {len(line):,} characters shown]"
             self.lines.append(f"{shown}:{line_no}: {visible(line)}")
         if found:
             self.with_matches += 1
@@ -140,7 +143,8 @@ def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
 
 
 def _search_tree(ctx: ToolContext, args: GrepArgs, search: _Search, target: Any, fd: int) -> None:
-    ignores = IgnoreRules(enabled=not args.include_ignored)
+    ignores = IgnoreRules(enabled=not args.include_ignored, start=target.parts)
+    ignores.load_ancestors(target.root.fd)
 
     def descend(entry: Entry) -> bool:
         return entry.name not in VCS_DIRECTORIES and not ignores.ignored(entry)
@@ -179,9 +183,9 @@ def _render(args: GrepArgs, search: _Search) -> str:
     if search.truncated:
         notes.append(f"stopped at {MAX_MATCHES} matching lines; narrow the pattern, path or glob to see the rest")
     if search.skipped_binary:
-        notes.append(f"{search.skipped_binary} binary file(s) skipped")
+        notes.append(f"{plural(search.skipped_binary, 'binary file', 'binary files')} skipped")
     if search.skipped_large:
-        notes.append(f"{search.skipped_large} file(s) over the size limit skipped")
+        notes.append(f"{plural(search.skipped_large, 'file', 'files')} over the size limit skipped")
     if search.skipped_ignored:
         notes.append(f"{search.skipped_ignored} path(s) excluded by .gitignore not searched; pass include_ignored=true")
     if notes:

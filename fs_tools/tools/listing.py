@@ -7,7 +7,7 @@ from pydantic import Field
 from fs_tools.arguments import Integer, SearchPath, ToolArgs, ToolOutputModel
 from fs_tools.provider.walk import DIRECTORY, FILE, SYMLINK, Entry, walk
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import shown_path, visible, walk_start
+from fs_tools.tools.discovery import plural, shown_path, visible, walk_start
 
 MAX_ENTRIES = 500
 
@@ -61,16 +61,25 @@ def run_list(ctx: ToolContext, args: ListArgs) -> ToolOutput:
                 break
             rows.append(_row(entry))
         where = shown_path(target, ()) or "."
-    text = "\n".join(rows) if rows else f"(the directory {where!r} is empty)"
+    if rows:
+        text = "\n".join(rows)
+    else:
+        text = f"(no visible entries in {where!r})" if hidden else f"(the directory {where!r} is empty)"
     notes = []
     if truncated:
-        notes.append(f"stopped at {MAX_ENTRIES} entries; list a subdirectory or use a smaller depth to see the rest")
+        notes.append(
+            f"stopped at {MAX_ENTRIES} entries; list a subdirectory, use a smaller depth, or find files by name "
+            "with glob"
+        )
     if unexpanded:
         notes.append(
             f"{unexpanded} director(ies) at depth {args.depth} not expanded; pass a larger depth to see inside"
         )
     if hidden:
-        notes.append(f"{hidden} hidden entr(ies) (names starting with '.') not shown; pass include_hidden=true")
+        notes.append(
+            f"{plural(hidden, 'hidden entry', 'hidden entries')} (names starting with '.') not shown; "
+            "pass include_hidden=true"
+        )
     if notes:
         text += "\n\n" + "\n".join(f"[{note}]" for note in notes)
     return ToolOutput(

@@ -60,6 +60,11 @@ class SqliteStore:
             else:
                 self._db.execute("DELETE FROM observations WHERE session = ? AND key = ?", (session, key))
 
+    def observed(self, session: str) -> dict[str, Observation]:
+        with self._lock:
+            rows = self._db.execute("SELECT key, version FROM observations WHERE session = ?", (session,)).fetchall()
+        return {key: ABSENT if version is None else Present(version) for key, version in rows}
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

@@ -7,7 +7,7 @@ import asyncio
 import difflib
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -26,6 +26,7 @@ from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import CancelToken, FileProvider
 from fs_tools.result import ToolResult
 from fs_tools.tools import ALL_TOOLS, Tool, ToolContext
+from fs_tools.watcher import Change, Watcher, changes_among
 from policy import MemoryStore, ObservationStore, ProtectedPaths
 
 DEFAULT_MAX_FILE_BYTES = 16 << 20
@@ -37,7 +38,8 @@ class Workspace:
     Keyword options: ``read_only`` refuses every write and edit; ``protected`` lists gitignore-style
     patterns no write or edit may touch; ``max_file_bytes`` bounds what is read or written;
     ``store`` is an ``ObservationStore`` or the path of a SQLite file that keeps observations across
-    processes (in-memory by default); ``search_seconds`` is grep's time budget.
+    processes (in-memory by default); ``search_seconds`` is grep's time budget; ``watch`` starts one
+    watchdog observer for all roots, so ``session.changed()`` re-hashes only what it reported.
     """
 
     def __init__(
@@ -49,6 +51,7 @@ class Workspace:
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         store: ObservationStore | str | os.PathLike[str] | None = None,
         search_seconds: float = 10.0,
+        watch: bool = False,
     ) -> None:
         root_list = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
         self.provider = FileProvider(root_list, max_file_bytes=max_file_bytes)
@@ -62,6 +65,7 @@ class Workspace:
         else:
             self.store = store
         self.tools: dict[str, Tool[Any]] = {tool.name: tool for tool in ALL_TOOLS}
+        self.watcher: Watcher | None = Watcher(self.provider, self.store) if watch else None
 
     @property
     def roots(self) -> list[Path]:
@@ -76,6 +80,9 @@ class Workspace:
         return [tool.schema() for tool in self.tools.values()]
 
     def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.close()
+            self.watcher = None
         self.provider.close()
         closer = getattr(self.store, "close", None)
         if callable(closer):
@@ -158,6 +165,24 @@ class Session:
             cancel.set()
             await asyncio.wait([worker])
             raise
+
+    def changed(self) -> list[Change]:
+        """The files this session observed whose content (or existence) differs from what it saw.
+
+        With ``watch=True`` only paths the observer reported are re-hashed; without it, every observed
+        file is. A hint for the harness: the commit's version check stays the authority."""
+        watcher = self.workspace.watcher
+        if watcher is not None:
+            return watcher.changes(self.key)
+        return changes_among(self.workspace.provider, self.workspace.store.observed(self.key), None)
+
+    def on_change(self, callback: Callable[[Change], None]) -> Callable[[], None]:
+        """Be told (on the watcher's thread) of each real change to a file this session observed; needs
+        ``Workspace(..., watch=True)``. Returns the function that unsubscribes."""
+        watcher = self.workspace.watcher
+        if watcher is None:
+            raise RuntimeError("on_change needs a workspace created with watch=True")
+        return watcher.subscribe(self.key, callback)
 
     def forget(self, path: str | None = None) -> None:
         """Drop this session's observation of ``path`` (as the tools take it), or all of them."""

@@ -45,6 +45,10 @@ class ObservationStore(Protocol):
         """Drop one observation, or all of the session's when ``key`` is None."""
         ...
 
+    def observed(self, session: str) -> dict[str, Observation]:
+        """Every observation the session holds, by key."""
+        ...
+
 
 class MemoryStore:
     """Observations in a dict; lost with the process. Thread-safe."""
@@ -67,3 +71,7 @@ class MemoryStore:
                 self._sessions.pop(session, None)
             else:
                 self._sessions.get(session, {}).pop(key, None)
+
+    def observed(self, session: str) -> dict[str, Observation]:
+        with self._lock:
+            return dict(self._sessions.get(session, {}))

@@ -1,0 +1,139 @@
+"""External-change hints: which files a session observed have changed on disk since it read them.
+
+One watchdog observer watches every root. Its events only mark paths as worth a look; what counts is
+the content hash, checked when a session asks (or, for subscribers, when an event arrives): a ``touch``
+or an identical rewrite is not a change, and neither is the session's own write (its observation
+already holds the new version). The watcher never makes a write succeed or fail — the version check at
+commit stays the only authority.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from fs_tools.errors import FsError
+from fs_tools.provider import FileProvider
+from policy import Absent, Observation, ObservationStore, Present
+
+log = logging.getLogger("fs_tools.watcher")
+
+MODIFIED, DELETED, CREATED = "modified", "deleted", "created"
+_IGNORED_EVENTS = {"opened", "closed_no_write"}
+
+
+@dataclass(frozen=True)
+class Change:
+    """A file the session observed is no longer as it saw it. ``path`` is the canonical absolute path."""
+
+    path: str
+    kind: str  # modified | deleted (or moved away) | created (absent when read, present now)
+    version: str | None = None  # the version on disk now (None when deleted)
+
+
+class _Discard:
+    def feed(self, chunk: bytes) -> None:
+        pass
+
+
+def check(provider: FileProvider, key: str, observation: Observation) -> Change | None:
+    """Compare one observation with the disk, by hash."""
+    try:
+        # under the file's lock: a commit in progress records its new version before we compare
+        with provider.resolve(key) as target, provider.locks.hold(target.key):
+            found = provider.scan(target, key, _Discard)
+    except FsError:
+        found = None  # gone, or no longer a readable regular file inside a root
+    if found is None:
+        return Change(key, DELETED) if isinstance(observation, Present) else None
+    _, scan = found
+    if isinstance(observation, Absent):
+        return Change(key, CREATED, scan.version)
+    return Change(key, MODIFIED, scan.version) if scan.version != observation.version else None
+
+
+def changes_among(
+    provider: FileProvider, observed: dict[str, Observation], candidates: Iterable[str] | None
+) -> list[Change]:
+    keys = observed.keys() if candidates is None else [k for k in candidates if k in observed]
+    found = (check(provider, key, observed[key]) for key in sorted(keys))
+    return [change for change in found if change is not None]
+
+
+class Watcher:
+    """Watches the roots; a context manager, stopped (thread joined) by ``close``."""
+
+    def __init__(self, provider: FileProvider, store: ObservationStore) -> None:
+        self._provider = provider
+        self._store = store
+        self._lock = threading.Lock()
+        self._dirty: set[str] = set()
+        self._subscribers: dict[str, list[Callable[[Change], None]]] = {}
+        self._told: dict[tuple[str, str], str | None] = {}  # (session, key) -> version last announced
+        self._observer = Observer()
+        handler = _Handler(self)
+        for root in provider.resolver.roots:
+            self._observer.schedule(handler, root.real, recursive=True)
+        self._observer.daemon = True
+        self._observer.start()
+
+    def close(self) -> None:
+        self._observer.stop()
+        self._observer.join(timeout=10)
+
+    def changes(self, session: str) -> list[Change]:
+        """The session's observed files whose content differs from what it saw, among the paths the
+        observer has reported since it started."""
+        with self._lock:
+            dirty = set(self._dirty)
+        return changes_among(self._provider, self._store.observed(session), dirty)
+
+    def subscribe(self, session: str, callback: Callable[[Change], None]) -> Callable[[], None]:
+        """Call ``callback`` (on the watcher's thread) for each real change to a file the session
+        observed. Returns the function that unsubscribes. To hand changes to asyncio, pass a callback
+        that uses ``loop.call_soon_threadsafe``."""
+        with self._lock:
+            self._subscribers.setdefault(session, []).append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                callbacks = self._subscribers.get(session, [])
+                if callback in callbacks:
+                    callbacks.remove(callback)
+
+        return unsubscribe
+
+    def _paths_changed(self, paths: set[str]) -> None:
+        with self._lock:
+            self._dirty |= paths
+            subscribers = {session: list(callbacks) for session, callbacks in self._subscribers.items() if callbacks}
+        for session, callbacks in subscribers.items():
+            for change in changes_among(self._provider, self._store.observed(session), paths):
+                # one write makes several events; announce each new state of a file once
+                if self._told.get((session, change.path), "") == change.version:
+                    continue
+                self._told[(session, change.path)] = change.version
+                for callback in callbacks:
+                    try:
+                        callback(change)
+                    except Exception:  # a subscriber's bug must not stop the watcher
+                        log.exception("change subscriber failed")
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: Watcher) -> None:
+        self._watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in _IGNORED_EVENTS:
+            return
+        paths = {str(event.src_path)}
+        destination = getattr(event, "dest_path", "")
+        if destination:
+            paths.add(str(destination))  # an editor's atomic save moves a temp onto the target
+        self._watcher._paths_changed(paths)

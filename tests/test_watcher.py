@@ -1,0 +1,119 @@
+"""External-change hints on a real directory: what changed is reported by hash, within a bounded wait."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fs_tools import Workspace
+from fs_tools.provider import version_of
+from fs_tools.watcher import CREATED, DELETED, MODIFIED, Change
+
+WAIT_SECONDS = 10.0
+
+
+def _wait_for(condition: Callable[[], bool]) -> bool:
+    """Poll until ``condition`` holds or the bound runs out (events arrive on another thread)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def _kinds(changes: list[Change], root: Path) -> dict[str, str]:
+    return {os.path.relpath(c.path, os.path.realpath(root)): c.kind for c in changes}
+
+
+@pytest.fixture
+def watched(root: Path) -> Workspace:
+    ws = Workspace(root, watch=True)
+    yield ws  # type: ignore[misc]
+    ws.close()
+
+
+def test_outside_changes_are_reported_by_kind_and_touches_are_not(root: Path, watched: Workspace) -> None:
+    for name in "abcdef":
+        (root / f"{name}.txt").write_text(f"{name}\n")
+    session = watched.session("s")
+    for name in "abcdef":
+        assert not session.call("read", {"file_path": f"{name}.txt"}).is_error
+    assert session.call("read", {"file_path": "new.txt"}).is_error is not False  # absent observation
+    (root / "a.txt").write_text("a changed\n")  # modified in place
+    (root / "b.txt").unlink()  # deleted
+    (root / "c.tmp").write_text("c saved by an editor\n")
+    os.replace(root / "c.tmp", root / "c.txt")  # an editor's atomic save
+    os.utime(root / "d.txt")  # touch: not a change
+    (root / "e.txt").write_text("e\n")  # identical rewrite: not a change
+    os.rename(root / "f.txt", root / "f-moved.txt")  # moved away
+    (root / "new.txt").write_text("appeared\n")  # absent when read, present now
+    expected = {"a.txt": MODIFIED, "b.txt": DELETED, "c.txt": MODIFIED, "f.txt": DELETED, "new.txt": CREATED}
+    assert _wait_for(lambda: _kinds(session.changed(), root) == expected), _kinds(session.changed(), root)
+
+
+def test_the_sessions_own_writes_are_not_reported(root: Path, watched: Workspace) -> None:
+    (root / "a.txt").write_text("one\n")
+    session = watched.session("s")
+    assert not session.call("read", {"file_path": "a.txt"}).is_error
+    assert not session.call("edit", {"file_path": "a.txt", "old_string": "one", "new_string": "two"}).is_error
+    assert not session.call("write", {"file_path": "b.txt", "content": "new\n"}).is_error
+    (root / "marker.txt").write_text("x")  # an unrelated event, so we know events have been flowing
+    assert not session.call("read", {"file_path": "marker.txt"}).is_error
+    (root / "marker.txt").write_text("y")
+    assert _wait_for(lambda: _kinds(session.changed(), root) == {"marker.txt": MODIFIED})
+
+
+def test_another_sessions_view_is_its_own(root: Path, watched: Workspace) -> None:
+    (root / "a.txt").write_text("one\n")
+    first, second = watched.session("first"), watched.session("second")
+    assert not first.call("read", {"file_path": "a.txt"}).is_error
+    assert not second.call("read", {"file_path": "a.txt"}).is_error
+    assert not first.call("edit", {"file_path": "a.txt", "old_string": "one", "new_string": "two"}).is_error
+    assert _wait_for(lambda: _kinds(second.changed(), root) == {"a.txt": MODIFIED})
+    assert first.changed() == []
+
+
+def test_subscribers_are_told_of_real_changes_only(root: Path, watched: Workspace) -> None:
+    (root / "a.txt").write_text("one\n")
+    (root / "b.txt").write_text("b\n")
+    session = watched.session("s")
+    assert not session.call("read", {"file_path": "a.txt"}).is_error
+    assert not session.call("read", {"file_path": "b.txt"}).is_error
+    told: list[Change] = []
+    unsubscribe = session.on_change(told.append)
+    os.utime(root / "b.txt")  # not a change
+    assert not session.call("edit", {"file_path": "a.txt", "old_string": "one", "new_string": "two"}).is_error
+    (root / "a.txt").write_text("three\n")
+    three, four = version_of(b"three\n"), version_of(b"four\n")
+    # a non-atomic writer may be seen mid-write (say, truncated); the final state is announced too
+    assert _wait_for(lambda: any(c.kind == MODIFIED and c.version == three for c in told))
+    assert {os.path.basename(c.path) for c in told} == {"a.txt"}
+    unsubscribe()
+    (root / "a.txt").write_text("four\n")
+    assert _wait_for(lambda: [c.version for c in session.changed()] == [four])
+    assert all(c.version != four for c in told)
+
+
+def test_without_a_watcher_changed_rehashes_every_observation(root: Path, workspace: Workspace) -> None:
+    (root / "a.txt").write_text("one\n")
+    session = workspace.session("s")
+    assert not session.call("read", {"file_path": "a.txt"}).is_error
+    assert session.changed() == []
+    (root / "a.txt").write_text("two\n")
+    assert _kinds(session.changed(), root) == {"a.txt": MODIFIED}
+    with pytest.raises(RuntimeError):
+        session.on_change(lambda change: None)
+
+
+def test_closing_leaves_no_thread_behind(root: Path) -> None:
+    before = set(threading.enumerate())
+    with Workspace(root, watch=True) as ws:
+        assert len(set(threading.enumerate()) - before) >= 1
+        ws.session("s").call("read", {"file_path": "missing.txt"})
+    assert set(threading.enumerate()) - before == set()

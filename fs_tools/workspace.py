@@ -7,7 +7,7 @@ import asyncio
 import difflib
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -183,6 +183,23 @@ class Session:
         if watcher is None:
             raise RuntimeError("on_change needs a workspace created with watch=True")
         return watcher.subscribe(self.key, callback)
+
+    async def watch_changes(self) -> AsyncIterator[Change]:
+        """Changes to this session's observed files as an async iterator (the watcher's thread hands
+        each one to this event loop); needs ``Workspace(..., watch=True)``. Stops when the caller stops
+        iterating."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Change] = asyncio.Queue()
+
+        def hand_over(change: Change) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, change)
+
+        unsubscribe = self.on_change(hand_over)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            unsubscribe()
 
     def forget(self, path: str | None = None) -> None:
         """Drop this session's observation of ``path`` (as the tools take it), or all of them."""

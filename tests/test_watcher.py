@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -117,3 +118,21 @@ def test_closing_leaves_no_thread_behind(root: Path) -> None:
         assert len(set(threading.enumerate()) - before) >= 1
         ws.session("s").call("read", {"file_path": "missing.txt"})
     assert set(threading.enumerate()) - before == set()
+
+
+def test_changes_reach_an_asyncio_loop(root: Path, watched: Workspace) -> None:
+    (root / "a.txt").write_text("one\n")
+    session = watched.session("s")
+    assert not session.call("read", {"file_path": "a.txt"}).is_error
+
+    async def first_change() -> Change:
+        stream = session.watch_changes()
+        waiter = asyncio.ensure_future(anext(stream))
+        await asyncio.sleep(0)  # let the stream subscribe before the outside write
+        await asyncio.to_thread((root / "a.txt").write_text, "two\n")
+        change = await asyncio.wait_for(waiter, WAIT_SECONDS)
+        await stream.aclose()
+        return change
+
+    change = asyncio.run(first_change())
+    assert os.path.basename(change.path) == "a.txt" and change.kind == MODIFIED

@@ -14,7 +14,18 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 
 from fs_tools.errors import FsError
@@ -25,6 +36,16 @@ log = logging.getLogger("fs_tools.watcher")
 
 MODIFIED, DELETED, CREATED = "modified", "deleted", "created"
 _IGNORED_EVENTS = {"opened", "closed_no_write"}
+_CONTENT_EVENTS = [
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
 
 
 @dataclass(frozen=True)
@@ -78,7 +99,9 @@ class Watcher:
         self._observer = Observer()
         handler = _Handler(self)
         for root in provider.resolver.roots:
-            self._observer.schedule(handler, root.real, recursive=True)
+            # only events that can mean new content: the kernel then never queues the open/access/close
+            # events of reads (ours included), which would otherwise keep the observer thread busy
+            self._observer.schedule(handler, root.real, recursive=True, event_filter=_CONTENT_EVENTS)
         self._observer.daemon = True
         self._observer.start()
 

@@ -107,7 +107,8 @@ def _replay(log: Path) -> int:
         print(f"cannot read {log}: {os.strerror(exc.errno or 0)}", file=sys.stderr)
         return 1
     for number, line in enumerate(lines, start=1):
-        print(_replay_line(number, line))
+        # backslash-escape what the terminal cannot take (lone surrogates from JSON escapes)
+        print(_replay_line(number, line).encode("utf-8", "backslashreplace").decode("utf-8"))
     return 0
 
 
@@ -117,7 +118,7 @@ def _replay_line(number: int, line: str) -> str:
 
     try:
         entry = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return f"{number:>4}  (unreadable entry)"
     if not isinstance(entry, dict):
         return f"{number:>4}  (unreadable entry)"

@@ -16,6 +16,7 @@ from fs_tools.errors import IoError
 TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 TEMP_NAME = re.compile(r"\.[0-9a-f]{16}\.fs-tools\.tmp")
 _ATTEMPTS = 8
+_SWEEP_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
 
 def temp_name() -> str:
@@ -57,7 +58,10 @@ def remove_orphans(dir_fd: int) -> int:
         names = [entry.name for entry in entries if TEMP_NAME.fullmatch(entry.name)]
     for name in names:
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+            seen = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if not stat.S_ISREG(seen.st_mode):
+                continue  # only our own temps are regular files: a FIFO or device is never opened
+            fd = os.open(name, _SWEEP_FLAGS, dir_fd=dir_fd)
         except OSError:
             continue  # gone already, or not something we may open
         try:

@@ -7,12 +7,16 @@ and never descended, whatever it points at, so nothing outside a root is ever li
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from fs_tools.provider.resolve import DIR_FLAGS, Resolved
+from fs_tools.errors import IoError
+from fs_tools.provider.resolve import DIR_FLAGS, MAX_DEPTH, Resolved
+
+MAX_WALK_DEPTH = MAX_DEPTH  # directory levels held open at once during a walk
 
 FILE, DIRECTORY, SYMLINK, OTHER = "file", "directory", "symlink", "other"
 
@@ -96,9 +100,20 @@ def walk(
         yield entry
         if entry.kind != DIRECTORY or not descend(entry):
             continue
+        if len(entry.parts) >= MAX_WALK_DEPTH:
+            raise IoError(
+                f"the tree is deeper than {MAX_WALK_DEPTH} directory levels below the search start; "
+                "search a subdirectory",
+                details={"reason": "too_deep"},
+            )
         try:
             child = os.open(name, DIR_FLAGS, dir_fd=directory_fd)
-        except OSError:
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE):  # out of descriptors: say so, never a silent gap
+                raise IoError(
+                    "too many open files while walking the tree; search a smaller directory",
+                    details={"errno": exc.errno},
+                ) from exc
             continue  # swapped for a link or removed since the listing: never followed
         try:
             yield from walk(child, descend, enter=enter, sizes=sizes, prefix=entry.parts)

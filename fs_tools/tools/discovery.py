@@ -6,13 +6,16 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pathspec
+from wcmatch import glob as wc
 
-from fs_tools.errors import NotDirectory, NotFound, path_label
+from fs_tools.errors import FsError, NotDirectory, NotFound, path_label
 from fs_tools.provider import Resolved
+from fs_tools.provider.files import open_regular_with_stat
 from fs_tools.provider.oserrors import map_os_error
 from fs_tools.provider.resolve import DIR_FLAGS, require_regular
 from fs_tools.provider.walk import DIRECTORY, Entry, start_directory
@@ -27,6 +30,21 @@ def visible(name: str) -> str:
     if name.isprintable():
         return name
     return "".join(char if char.isprintable() or char == "\t" else repr(char)[1:-1] for char in name)
+
+
+GLOB_FLAGS = wc.GLOBSTAR | wc.DOTGLOB | wc.BRACE
+
+
+def glob_pattern_violations(data: Mapping[str, Any], key: str) -> list[tuple[tuple[int | str, ...], str]]:
+    """A glob pattern wcmatch refuses (say, a brace expansion past its limit) is the caller's mistake."""
+    pattern = data.get(key)
+    if not isinstance(pattern, str) or not pattern:
+        return []
+    try:
+        wc.compile(pattern, flags=GLOB_FLAGS | wc.MATCHBASE)
+    except Exception as exc:  # wcmatch raises its own exception types for limits and syntax
+        return [((key,), f"invalid glob pattern: {exc}")]
+    return []
 
 
 def plural(count: int, one: str, many: str) -> str:
@@ -99,13 +117,14 @@ class IgnoreRules:
 
     def _load_absolute(self, directory: tuple[str, ...], directory_fd: int) -> None:
         try:
-            fd = os.open(".gitignore", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory_fd)
-        except OSError:
+            # never opens a FIFO or device that happens to be named .gitignore
+            fd, _ = open_regular_with_stat(directory_fd, ".gitignore", ".gitignore")
+        except (OSError, FsError):
             return
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return
             text = os.read(fd, 1 << 20).decode("utf-8", "replace")
+        except OSError:
+            return
         finally:
             os.close(fd)
         self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(text.splitlines())

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import Field
 from wcmatch import glob as wc
 
-from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel
+from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.provider.walk import FILE, Entry, walk
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import VCS_DIRECTORIES, shown_path, walk_start
+from fs_tools.tools.discovery import VCS_DIRECTORIES, glob_pattern_violations, shown_path, walk_start
 
 MAX_MATCHES = 1000
 _FLAGS = wc.GLOBSTAR | wc.DOTGLOB | wc.BRACE
@@ -19,6 +22,10 @@ class GlobArgs(ToolArgs):
     path: SearchPath = Field(
         ".", description="Directory to search from, relative to the workspace root. Default: the root."
     )
+
+    @classmethod
+    def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
+        return glob_pattern_violations(data, "pattern")
 
 
 class GlobOutput(ToolOutputModel):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import regex
 from pydantic import Field
 from wcmatch import glob as wc
 
@@ -17,7 +18,15 @@ from fs_tools.errors import ToolTimeout
 from fs_tools.provider.files import open_regular_with_stat
 from fs_tools.provider.walk import FILE, Entry, walk
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import VCS_DIRECTORIES, IgnoreRules, plural, shown_path, visible, walk_start
+from fs_tools.tools.discovery import (
+    VCS_DIRECTORIES,
+    IgnoreRules,
+    glob_pattern_violations,
+    plural,
+    shown_path,
+    visible,
+    walk_start,
+)
 
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
@@ -39,8 +48,8 @@ class GrepArgs(ToolArgs):
             try:
                 re.compile(pattern)
             except (re.error, RecursionError, OverflowError) as exc:
-                return [(("pattern",), f"invalid regular expression: {exc}")]
-        return []
+                return [(("pattern",), f"invalid regular expression: {exc}"), *glob_pattern_violations(data, "glob")]
+        return glob_pattern_violations(data, "glob")
 
 
 class GrepOutput(ToolOutputModel):
@@ -53,7 +62,7 @@ class GrepOutput(ToolOutputModel):
 
 @dataclass
 class _Search:
-    regex: re.Pattern[str]
+    matcher: Callable[[str, float], Iterator[Any]]  # (text, seconds left) -> matches
     deadline: float
     max_bytes: int
     literal: bytes | None  # the pattern's bytes when it is plain text: a cheap filter before decoding
@@ -79,21 +88,21 @@ class _Search:
             return
         finally:
             os.close(fd)
-        self.searched += 1
         if b"\0" in data[:_SNIFF]:
+            self.searched += 1
             self.skipped_binary += 1
             return
-        if self.literal is not None and self.literal not in data:
-            return  # a plain-text pattern absent from the bytes: no need to decode
-        text = data.decode("utf-8", "replace")
-        if "\r\n" in text:
-            text = text.replace("\r\n", "\n")  # so "$" matches at the end of a CRLF line, as shown
-        self._lines(shown, text)
+        if self.literal is None or self.literal in data:  # a plain-text pattern absent from the bytes: no decode
+            text = data.decode("utf-8", "replace")
+            if "\r\n" in text:
+                text = text.replace("\r\n", "\n")  # so "$" matches at the end of a CRLF line, as shown
+            self._lines(shown, text)
+        self.searched += 1  # counted once its search completed (a budget cut inside a file does not count)
 
     def _lines(self, shown: str, text: str) -> None:
         line_no, cursor, last_line = 1, 0, 0
         found = False
-        for match in self.regex.finditer(text):
+        for match in self.matcher(text, self.deadline - time.monotonic()):
             start = match.start()
             line_no += text.count("\n", cursor, start)
             cursor = start
@@ -125,21 +134,43 @@ def _read_all(fd: int, expected: int) -> bytes:
 
 
 def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
-    flags = re.MULTILINE | (re.IGNORECASE if args.case_insensitive else 0)
     plain = not args.case_insensitive and re.escape(args.pattern) == args.pattern
     search = _Search(
-        regex=re.compile(args.pattern, flags),
+        matcher=_matcher(args.pattern, args.case_insensitive),
         deadline=time.monotonic() + ctx.search_seconds,
         max_bytes=ctx.provider.max_file_bytes,
         literal=args.pattern.encode("utf-8") if plain else None,
     )
-    with walk_start(ctx, args.path, files_too=True) as (target, fd):
-        if fd is None:
-            assert target.dir_fd is not None and target.name is not None
-            search.file(shown_path(target, ()), target.dir_fd, target.name)
-        else:
-            _search_tree(ctx, args, search, target, fd)
+    try:
+        with walk_start(ctx, args.path, files_too=True) as (target, fd):
+            if fd is None:
+                assert target.dir_fd is not None and target.name is not None
+                search.file(shown_path(target, ()), target.dir_fd, target.name)
+            else:
+                _search_tree(ctx, args, search, target, fd)
+    except TimeoutError as exc:  # the matcher ran out of budget inside one file
+        raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)}) from exc
     return ToolOutput(text=_render(args, search), value=_value(args, search))
+
+
+def _matcher(pattern: str, case_insensitive: bool) -> Callable[[str, float], Iterator[Any]]:
+    """Matches that stop at the time budget and let other threads run meanwhile.
+
+    The pattern is validated with ``re`` (the documented syntax); matching uses the ``regex`` engine,
+    which can be interrupted and releases the GIL, so one catastrophic pattern cannot freeze the host.
+    """
+    try:
+        compiled = regex.compile(pattern, regex.MULTILINE | (regex.IGNORECASE if case_insensitive else 0))
+    except regex.error:  # valid for re, not for regex: match with re, without an interruptible budget
+        plain = re.compile(pattern, re.MULTILINE | (re.IGNORECASE if case_insensitive else 0))
+        return lambda text, seconds: plain.finditer(text)
+
+    def matches(text: str, seconds: float) -> Iterator[Any]:
+        if seconds <= 0:
+            raise TimeoutError("grep time budget exhausted")
+        return iter(compiled.finditer(text, timeout=seconds, concurrent=True))
+
+    return matches
 
 
 def _search_tree(ctx: ToolContext, args: GrepArgs, search: _Search, target: Any, fd: int) -> None:

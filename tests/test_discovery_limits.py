@@ -98,3 +98,11 @@ def test_replay_survives_deep_nesting_and_lone_surrogates(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stderr
     lines = result.stdout.decode("utf-8").splitlines()
     assert lines[0].endswith("(unreadable entry)") and "read" in lines[1]
+
+
+def test_a_pattern_matching_the_empty_string_reports_only_real_lines(root: Path) -> None:
+    (root / "a.txt").write_text("one\ntwo\n")
+    with Workspace(root) as ws:
+        result = ws.session("s").call("grep", {"pattern": "^"})
+    rows = [line for line in result.text.splitlines() if line.startswith("a.txt:")]
+    assert rows == ["a.txt:1: one", "a.txt:2: two"]

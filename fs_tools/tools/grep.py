@@ -104,6 +104,8 @@ class _Search:
         found = False
         for match in self.matcher(text, self.deadline - time.monotonic()):
             start = match.start()
+            if start == len(text) and text.endswith("\n"):
+                break  # an empty match after the final line ending is not a line of the file
             line_no += text.count("\n", cursor, start)
             cursor = start
             if line_no == last_line:

@@ -12,21 +12,17 @@ import pytest
 
 from fs_tools import Session, Workspace
 from fs_tools.result import ToolResult
+from fs_tools.testing import assert_error, assert_ok
 
 BOM = b"\xef\xbb\xbf"
 ROW = re.compile(r"^ *(\d+)\t(.*)$", re.MULTILINE)
 
 
-def _ok(result: ToolResult) -> ToolResult:
-    assert not result.is_error, result.text
-    return result
+_ok = assert_ok
 
 
 def _error(result: ToolResult, code: str) -> str:
-    assert result.is_error, f"expected {code}, got success: {result.text[:300]}"
-    assert result.error is not None
-    assert result.error.code == code, result.text
-    return result.text
+    return assert_error(result, code).text
 
 
 def _observed(root: Path, session: Session, name: str, data: bytes) -> Path:

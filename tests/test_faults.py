@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_writes import mutate
 
 from fs_tools import Session, Workspace
 from fs_tools.provider import publish, tempfiles
@@ -121,16 +122,6 @@ class Original:
     def assert_replaced_by(self, data: bytes) -> None:
         assert self.path.read_bytes() == data, "the committed file does not hold exactly the new bytes"
         assert mode_of(self.path) == self.mode, "the committed file lost the original mode"
-
-
-def mutate(session: Session, tool: str, path: str, old: str, new: str) -> ToolResult:
-    """Change ``old`` into ``new`` with ``tool``; for write, ``new`` is the whole content."""
-    if tool == "write":
-        return session.call("write", {"file_path": path, "content": new})
-    if tool == "edit":
-        return session.call("edit", {"file_path": path, "old_string": old, "new_string": new})
-    assert tool == "multi_edit"
-    return session.call("multi_edit", {"file_path": path, "edits": [{"old_string": old, "new_string": new}]})
 
 
 HANG_GUARD = 60.0  # seconds; only turns a call blocked forever into a failure, never measures anything

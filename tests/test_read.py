@@ -9,20 +9,16 @@ import xxhash
 
 from fs_tools import Session, Workspace
 from fs_tools.result import ToolResult
+from fs_tools.testing import assert_error, assert_ok
 
 ROW = re.compile(r"^( *)(\d+)\t(.*)$")
 
 
-def _ok(result: ToolResult) -> ToolResult:
-    assert not result.is_error, result.text
-    return result
+_ok = assert_ok
 
 
 def _error(result: ToolResult, code: str) -> str:
-    assert result.is_error, f"expected {code}, got success: {result.text[:300]}"
-    assert result.error is not None
-    assert result.error.code == code, result.text
-    return result.text
+    return assert_error(result, code).text
 
 
 def _content(row: str) -> str:

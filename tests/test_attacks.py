@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,12 +42,15 @@ DEEP_CODES = {"FS_SANDBOX_DENIED", "FS_IO_ERROR", "INVALID_ARGS"}
 def assert_clean(result: ToolResult, sent: str, tmp_path: Path) -> None:
     """No secret in any text of the result, and no absolute path of the test tree except inside the path the
     model sent (echoed whole, shortened to its two ends, or quoted with escapes)."""
-    forbidden = {str(tmp_path), os.path.realpath(tmp_path)}
-    label = path_label(sent)
+    assert_no_leak(result, sent, {str(tmp_path), os.path.realpath(tmp_path)})
+
+
+def assert_no_leak(result: ToolResult, sent: str, forbidden: Iterable[str]) -> None:
+    """No secret in any text of the result, and none of ``forbidden`` outside the echo of ``sent``."""
     echoes = sorted(
         {
             form
-            for p in (sent, label)
+            for p in (sent, path_label(sent))
             for form in (p, repr(p)[1:-1], json.dumps(p)[1:-1], json.dumps(p, ensure_ascii=False)[1:-1])
         },
         key=len,

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_writes import mutate
+from test_writes import cause_errnos, mutate
 
 from fs_tools import Session, Workspace
 from fs_tools.provider import publish, tempfiles
@@ -66,17 +66,6 @@ def read_ok(session: Session, path: str) -> None:
 
 def code_of(result: ToolResult) -> str | None:
     return result.error.code if result.error is not None else None
-
-
-def cause_errnos(result: ToolResult) -> list[int | None]:
-    """The errno of every OSError in the result's exception chain."""
-    found: list[int | None] = []
-    exc: BaseException | None = result.exception
-    while exc is not None:
-        if isinstance(exc, OSError):
-            found.append(exc.errno)
-        exc = exc.__cause__ or exc.__context__
-    return found
 
 
 def temp_of_fd(fd: int, directory: Path) -> Path | None:

@@ -40,9 +40,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from test_attacks import assert_no_leak
 
 from fs_tools import Workspace
-from fs_tools.errors import error_codes, path_label
+from fs_tools.errors import error_codes
 from fs_tools.result import ToolResult
 
 EXAMPLES = int(os.environ.get("FS_TOOLS_FUZZ_EXAMPLES", "300"))
@@ -332,25 +333,7 @@ def assert_structured(result: object) -> ToolResult:
 def assert_clean(result: ToolResult, sent: str, fixed: FixedTree) -> None:
     """No secret in any text; no absolute path of the test tree, nor ``/proc/self``, unless inside the echo
     of what the model sent."""
-    forbidden = [str(fixed.container), "/proc/self"]
-    echoes = sorted(
-        {
-            form
-            for p in (sent, path_label(sent))
-            for form in (p, repr(p)[1:-1], json.dumps(p)[1:-1], json.dumps(p, ensure_ascii=False)[1:-1])
-        },
-        key=len,
-        reverse=True,
-    )
-    texts = [result.text, json.dumps(result.value, ensure_ascii=False)]
-    if result.error is not None:
-        texts.append(result.error.message)
-    for text in texts:
-        assert SECRET not in text, text
-        for echo in echoes:
-            text = text.replace(echo, "<sent>")
-        for path in forbidden:
-            assert path not in text, f"{path!r} leaked in {text!r}"
+    assert_no_leak(result, sent, [str(fixed.container), "/proc/self"])
 
 
 def assert_inside_or_typed_error(

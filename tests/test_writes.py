@@ -63,7 +63,7 @@ def cause_errnos(result: ToolResult) -> list[int | None]:
     while exc is not None:
         if isinstance(exc, OSError):
             found.append(exc.errno)
-        exc = exc.__cause__
+        exc = exc.__cause__ or exc.__context__
     return found
 
 

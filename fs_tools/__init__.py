@@ -4,11 +4,39 @@ from fs_tools import Workspace
 ws = Workspace("/path/to/project")
 session = ws.session("conversation-1")
 result = session.call("read", {"file_path": "src/app.py"})
+
+The names below are imported on first use, so that importing a submodule (the pytest plugin
+``fs_tools.testing`` is loaded in every pytest run where fs-tools is installed) stays cheap.
 """
 
-from fs_tools.errors import ErrorInfo, FsError, HarnessError, ToolArgsError
-from fs_tools.result import ToolResult
-from fs_tools.workspace import Session, Workspace
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fs_tools.errors import ErrorInfo, FsError, HarnessError, ToolArgsError
+    from fs_tools.result import ToolResult
+    from fs_tools.workspace import Session, Workspace
+
+_HOMES = {
+    "ErrorInfo": "fs_tools.errors",
+    "FsError": "fs_tools.errors",
+    "HarnessError": "fs_tools.errors",
+    "ToolArgsError": "fs_tools.errors",
+    "ToolResult": "fs_tools.result",
+    "Session": "fs_tools.workspace",
+    "Workspace": "fs_tools.workspace",
+}
 
 __all__ = ["ErrorInfo", "FsError", "HarnessError", "Session", "ToolArgsError", "ToolResult", "Workspace"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'fs_tools' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -6,7 +6,9 @@ Fixtures (prefixed ``fst_`` so they never clash with pyfakefs's ``fs``):
 - ``fst_root`` — a real temporary directory to use as a workspace root;
 - ``fst_workspace`` — a ``Workspace`` on it, closed after the test;
 - ``fst_session`` — a session of that workspace;
-- ``fst_writer`` — a ``ConcurrentWriter``: changes a file "from outside" at a chosen moment.
+- ``fst_writer`` — a ``ConcurrentWriter``: changes a file "from outside" at a chosen moment;
+- ``fst_fake_root``, ``fst_fake_workspace``, ``fst_fake_session``, ``fst_fake_writer`` — the same on an
+  in-memory filesystem (pyfakefs's ``fs``; the root is ``/workspace``), for fast gate tests.
 
 Helpers: ``assert_ok(result)``, ``assert_error(result, "FS_STALE_VERSION")``.
 
@@ -158,5 +160,50 @@ def fst_session(fst_workspace: Workspace) -> Session:
 @pytest.fixture
 def fst_writer(fst_workspace: Workspace) -> Iterator[ConcurrentWriter]:
     writer = ConcurrentWriter(fst_workspace)
+    yield writer
+    writer.close()
+
+
+# -- the pyfakefs-backed variants ----------------------------------------------------------------------
+
+FAKE_ROOT = Path("/workspace")
+
+
+@pytest.fixture
+def fst_fake_root(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """``/workspace`` on pyfakefs's in-memory filesystem, with the provider on its portable primitives
+    (no ``/proc`` reopen, no ``renameat2`` through ``ctypes``: pyfakefs emulates neither)."""
+    try:
+        import pyfakefs  # noqa: F401
+    except ImportError:  # pragma: no cover - the test extra installs it
+        pytest.fail("fst_fake_* fixtures need pyfakefs: pip install pyfakefs (or fs-tools[test])")
+    fake = request.getfixturevalue("fs")
+    fake.pause()  # import on the real filesystem: an editable install's importer reads the real disk
+    try:
+        import fs_tools.workspace  # noqa: F401
+        from fs_tools.provider.primitives import portable_primitives
+    finally:
+        fake.resume()
+    fake.create_dir(FAKE_ROOT)
+    with portable_primitives():
+        yield FAKE_ROOT
+
+
+@pytest.fixture
+def fst_fake_workspace(fst_fake_root: Path) -> Iterator[Workspace]:
+    from fs_tools.workspace import Workspace
+
+    with Workspace(fst_fake_root) as workspace:
+        yield workspace
+
+
+@pytest.fixture
+def fst_fake_session(fst_fake_workspace: Workspace) -> Session:
+    return fst_fake_workspace.session("fst-session")
+
+
+@pytest.fixture
+def fst_fake_writer(fst_fake_workspace: Workspace) -> Iterator[ConcurrentWriter]:
+    writer = ConcurrentWriter(fst_fake_workspace)
     yield writer
     writer.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -96,6 +97,9 @@ class Watcher:
         self._dirty: set[str] = set()
         self._subscribers: dict[str, list[Callable[[Change], None]]] = {}
         self._told: dict[tuple[str, str], str | None] = {}  # (session, key) -> version last announced
+        self._overflows = 0  # times the kernel dropped events: every observed file is then worth a look
+        self._rescanned: dict[str, int] = {}  # session -> overflows its full re-hash has covered
+        _OVERFLOW_SIGNAL.watch(self)
         self._observer = Observer()
         handler = _Handler(self)
         for root in provider.resolver.roots:
@@ -114,7 +118,18 @@ class Watcher:
         observer has reported since it started."""
         with self._lock:
             dirty = set(self._dirty)
-        return changes_among(self._provider, self._store.observed(session), dirty)
+            overflows = self._overflows
+            full = self._rescanned.get(session, 0) < overflows
+        observed = self._store.observed(session)
+        if not full:
+            return changes_among(self._provider, observed, dirty)
+        # events were lost: re-hash everything this session observed, once per overflow, and remember
+        # what differs so the next call (which goes by the reported paths again) still reports it
+        found = changes_among(self._provider, observed, None)
+        with self._lock:
+            self._dirty |= {change.path for change in found}
+            self._rescanned[session] = max(self._rescanned.get(session, 0), overflows)
+        return found
 
     def subscribe(self, session: str, callback: Callable[[Change], None]) -> Callable[[], None]:
         """Call ``callback`` (on the watcher's thread) for each real change to a file the session
@@ -131,9 +146,23 @@ class Watcher:
 
         return unsubscribe
 
+    def _queue_overflowed(self) -> None:
+        """The kernel dropped events (watchdog then rebuilds its watches): any observed file may have
+        changed unreported. Sessions re-hash all they observed on their next ``changed()``; subscribers
+        are checked now."""
+        with self._lock:
+            self._overflows += 1
+            first = self._overflows == 1
+        log.log(logging.WARNING if first else logging.DEBUG, "file events were lost; re-hashing every observed file")
+        self._announce(None)
+
     def _paths_changed(self, paths: set[str]) -> None:
         with self._lock:
             self._dirty |= paths
+        self._announce(paths)
+
+    def _announce(self, paths: set[str] | None) -> None:
+        with self._lock:
             subscribers = {session: list(callbacks) for session, callbacks in self._subscribers.items() if callbacks}
         for session, callbacks in subscribers.items():
             for change in changes_among(self._provider, self._store.observed(session), paths):
@@ -160,3 +189,44 @@ class _Handler(FileSystemEventHandler):
         if destination:
             paths.add(str(destination))  # an editor's atomic save moves a temp onto the target
         self._watcher._paths_changed(paths)
+
+
+class _OverflowSignal(logging.Filter):
+    """watchdog rebuilds its inotify watches after the kernel's event queue overflows, but tells no
+    event handler; its warning is the only signal. This filter on watchdog's inotify logger notes that
+    warning for every live watcher. It passes records on as the host's logging configuration would have:
+    if the host silenced watchdog's warnings, the logger is opened to WARNING for us and the record
+    dropped here."""
+
+    LOGGER = "watchdog.observers.inotify_c"
+    MESSAGE = "Inotify queue overflowed"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._watchers: weakref.WeakSet[Watcher] = weakref.WeakSet()
+        self._installed = False
+        self._host_hides_warnings = False
+
+    def watch(self, watcher: Watcher) -> None:
+        self._watchers.add(watcher)
+        if self._installed:
+            return
+        logger = logging.getLogger(self.LOGGER)
+        if logger.getEffectiveLevel() > logging.WARNING:
+            self._host_hides_warnings = True
+            logger.setLevel(logging.WARNING)
+        logger.addFilter(self)
+        self._installed = True
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and record.getMessage().startswith(self.MESSAGE):
+            for watcher in list(self._watchers):
+                try:
+                    watcher._queue_overflowed()
+                except Exception:  # never break watchdog's own thread
+                    log.exception("recovering from an event overflow failed")
+            return not self._host_hides_warnings
+        return not (self._host_hides_warnings and record.levelno <= logging.WARNING)
+
+
+_OVERFLOW_SIGNAL = _OverflowSignal()

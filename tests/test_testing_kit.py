@@ -6,18 +6,37 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fs_tools import Session, Workspace
-from fs_tools.testing import ConcurrentWriter, assert_error, assert_ok
+from fs_tools.testing import FAKE_ROOT, ConcurrentWriter, assert_error, assert_ok
+
+BACKENDS = ["real", "fake"]  # a real temporary directory; pyfakefs's in-memory filesystem
+
+
+@pytest.fixture(params=BACKENDS)
+def root(request: pytest.FixtureRequest) -> Path:
+    return request.getfixturevalue("fst_root" if request.param == "real" else "fst_fake_root")  # type: ignore[no-any-return]
 
 
 @pytest.fixture
-def writer(workspace: Workspace) -> ConcurrentWriter:
+def workspace(request: pytest.FixtureRequest, root: Path) -> Workspace:
+    name = "fst_fake_workspace" if root == FAKE_ROOT else "fst_workspace"
+    return request.getfixturevalue(name)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def session(workspace: Workspace) -> Session:
+    return workspace.session("kit")
+
+
+@pytest.fixture
+def writer(workspace: Workspace) -> Iterator[ConcurrentWriter]:
     kit = ConcurrentWriter(workspace)
-    yield kit  # type: ignore[misc]
+    yield kit
     kit.close()
 
 
@@ -124,4 +143,23 @@ def test_the_plugin_fixtures_work_through_the_installed_entry_point(tmp_path: Pa
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 passed" in result.stdout
+    assert "3 passed" in result.stdout
+
+
+def test_the_fake_workspace_never_touches_the_disk(fst_fake_root: Path, fst_fake_session: Session) -> None:
+    assert_ok(fst_fake_session.call("write", {"file_path": "made/here.txt", "content": "in memory\n"}))
+    assert (fst_fake_root / "made" / "here.txt").read_text() == "in memory\n"
+    assert_error(fst_fake_session.call("read", {"file_path": "../etc/passwd"}), "FS_SANDBOX_DENIED")
+    (fst_fake_root / "out").symlink_to("/etc")
+    assert_error(fst_fake_session.call("read", {"file_path": "out/passwd"}), "FS_SANDBOX_DENIED")
+    fst_fake_root.joinpath("made", "here.txt").write_text("changed outside\n")
+    assert [change.path for change in fst_fake_session.changed()] == [str(fst_fake_root / "made" / "here.txt")]
+    real = subprocess.run(["test", "-e", str(FAKE_ROOT)], check=False).returncode  # a real process, real disk
+    assert real != 0
+
+
+def test_importing_the_plugin_stays_light() -> None:
+    heavy = "('pydantic', 'watchdog', 'fs_tools.workspace')"
+    code = f"import sys, fs_tools.testing; print(sorted(m for m in {heavy} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

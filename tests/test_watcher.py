@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 import time
@@ -136,3 +137,80 @@ def test_changes_reach_an_asyncio_loop(root: Path, watched: Workspace) -> None:
 
     change = asyncio.run(first_change())
     assert os.path.basename(change.path) == "a.txt" and change.kind == MODIFIED
+
+
+def _signal_overflow() -> None:
+    """What watchdog (>= 7.1) logs when the kernel's inotify queue overflowed — its only signal."""
+    logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+
+
+def test_after_lost_events_every_observed_file_is_rehashed(root: Path) -> None:
+    (root / "a.txt").write_text("one\n")  # written before the watcher starts: never reported
+    (root / "b.txt").write_text("b\n")
+    with Workspace(root, watch=True) as watched:
+        _rehashed_after_lost_events(root, watched)
+
+
+def _rehashed_after_lost_events(root: Path, watched: Workspace) -> None:
+    session, other = watched.session("s"), watched.session("t")
+    told: list[Change] = []
+    watched.session("u").on_change(told.append)
+    for each in (session, other, watched.session("u")):
+        assert not each.call("read", {"file_path": "a.txt"}).is_error
+        assert not each.call("read", {"file_path": "b.txt"}).is_error
+    assert watched.watcher is not None
+    watched.watcher._observer.stop()  # from here on no event arrives: the change below is truly unreported
+    watched.watcher._observer.join(timeout=10)
+    (root / "a.txt").write_text("changed while events were lost\n")
+    assert session.changed() == []  # nothing reported it
+    _signal_overflow()
+    for each in (session, other):
+        assert _kinds(each.changed(), root) == {"a.txt": MODIFIED}
+        assert _kinds(each.changed(), root) == {"a.txt": MODIFIED}  # still reported after the full re-hash
+    assert _kinds(told, root) == {"a.txt": MODIFIED}  # subscribers are checked at once
+
+
+def test_the_overflow_signal_keeps_the_hosts_silence(root: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from fs_tools.watcher import _OverflowSignal
+
+    logger = logging.getLogger("test.quiet.watchdog")
+    logger.setLevel(logging.ERROR)
+    signal = _OverflowSignal()
+    signal.LOGGER = logger.name  # type: ignore[misc]
+    with Workspace(root, watch=True) as ws:
+        assert ws.watcher is not None
+        signal.watch(ws.watcher)
+        with caplog.at_level(logging.DEBUG, logger="fs_tools"):
+            logger.warning("Inotify queue overflowed; filesystem events were lost")
+            logger.warning("something else")
+        assert ws.watcher._overflows == 1  # noticed although the host hides watchdog's warnings
+        assert not [r for r in caplog.records if r.name == logger.name]  # and still hidden
+    logger.removeFilter(signal)
+
+
+MAX_QUEUED = Path("/proc/sys/fs/inotify/max_queued_events")
+
+
+def test_a_real_kernel_queue_overflow_is_recovered(root: Path) -> None:
+    """With a one-event inotify queue a burst of creations overflows it for real (Linux, root)."""
+    try:
+        saved = MAX_QUEUED.read_text()
+        MAX_QUEUED.write_text("1")  # read when an inotify instance is created: only ours gets it
+    except OSError:
+        pytest.skip("cannot lower fs.inotify.max_queued_events here")
+    try:
+        ws = Workspace(root, watch=True)
+    finally:
+        MAX_QUEUED.write_text(saved)
+    with ws:
+        (root / "a.txt").write_text("one\n")
+        session = ws.session("s")
+        assert not session.call("read", {"file_path": "a.txt"}).is_error
+        burst = root / "burst"
+        burst.mkdir()
+        for n in range(300):
+            (burst / str(n)).write_bytes(b"")
+        (root / "a.txt").write_text("two\n")
+        assert ws.watcher is not None
+        assert _wait_for(lambda: ws.watcher is not None and ws.watcher._overflows > 0), "no overflow was signalled"
+        assert _wait_for(lambda: _kinds(session.changed(), root) == {"a.txt": MODIFIED})

@@ -365,7 +365,7 @@ class FileProvider:
                 if keep is not None:
                     mode, uid, gid = keep
                     if os.geteuid() == 0:
-                        os.fchown(fd, uid, gid)
+                        os.chown(fd, uid, gid)  # the descriptor form of chown (fchown)
                     os.fchmod(fd, mode)
                 os.fsync(fd)
                 written = os.fstat(fd)

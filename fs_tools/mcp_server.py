@@ -12,11 +12,15 @@ Sessions: one stdio connection is one session. Over HTTP a client's session is i
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
+import os
+import stat
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -160,11 +164,92 @@ async def serve_stdio(workspace: Workspace, *, audit: AuditLog | None = None) ->
     from mcp.server.stdio import stdio_server
 
     server = build_server(workspace, stdio_sessions(), audit=audit)
-    async with stdio_server() as (read_stream, write_stream):
-        # stdio_server has moved the wire to a private descriptor; anything printed from here on must go
-        # to stderr, never into Python's stdout buffer (which would be flushed onto the wire at exit).
+    async with _event_loop_pipes() as pipes, stdio_server(*pipes) as (read_stream, write_stream):
+        # the wire is on a private descriptor now; anything printed from here on must go to stderr,
+        # never into Python's stdout buffer (which would be flushed onto the wire at exit)
         sys.stdout = sys.stderr
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+@contextlib.asynccontextmanager
+async def _event_loop_pipes() -> AsyncIterator[tuple[Any, Any]]:
+    """stdin and stdout as the event loop's own pipe transports, when both are pipes or sockets.
+
+    The SDK reads each line and writes each reply through a worker thread (a dozen thread hand-offs per
+    call, most of the per-call latency); the loop's transports need none. The wire moves to private
+    descriptors: fd 0 then reads the null device and fd 1 goes to stderr, so a stray print or a child
+    process cannot corrupt it. Anything else (a terminal, a file) gets ``(None, None)``: the SDK's own
+    threaded streams."""
+    if not all(_is_pipe(fd) for fd in (0, 1)):
+        yield None, None
+        return
+    loop = asyncio.get_running_loop()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    reader = asyncio.StreamReader(limit=_MAX_MESSAGE_BYTES)
+    in_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
+    )
+    out_transport, out_protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
+    try:
+        yield _LineReader(reader), _LineWriter(writer)
+    finally:
+        in_transport.close()
+        out_transport.close()
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
+
+
+_MAX_MESSAGE_BYTES = 256 << 20  # one JSON-RPC line: content up to the file limit, escaped
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class _LineReader:
+    """``async for line in stdin`` over a StreamReader (what the SDK's stdio transport iterates)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _LineReader:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self._reader.readline()
+        except ValueError:  # a line over the limit: drop it (the SDK answers nothing to garbage either)
+            return "\n"
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class _LineWriter:
+    """``await write(text)`` / ``await flush()`` over a StreamWriter, with back-pressure."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
 
 
 def http_app(workspace: Workspace, *, host: str, audit: AuditLog | None = None) -> Any:

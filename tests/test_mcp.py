@@ -320,3 +320,46 @@ def test_raw_wire_garbage_never_crashes_the_server_or_becomes_an_internal_error(
     assert huge["isError"] and huge["structuredContent"]["error"]["code"] == "INVALID_ARGS"
     assert answers[6]["result"]["isError"] is False
     assert answers[6]["result"]["content"][0]["text"] == "     1\tone"
+
+
+def test_stdio_pipes_carry_messages_of_megabytes(root: Path) -> None:
+    """The event-loop transport reads lines far over asyncio's default 64 KiB limit."""
+    content = "".join(f"line {n:07d} of a big file\n" for n in range(120_000))  # ~3 MB, one JSON line
+
+    async def run() -> None:
+        async with stdio_client(_stdio_params(root)) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            written = await s.call_tool("write", {"file_path": "big.txt", "content": content})
+            assert not written.is_error, written.content[0].text
+            page = await s.call_tool("read", {"file_path": "big.txt", "offset": 119_999})
+            assert page.content[0].text == "119999\tline 0119998 of a big file\n120000\tline 0119999 of a big file"
+
+    asyncio.run(run())
+    assert (root / "big.txt").read_text() == content
+
+
+def test_stdio_to_a_regular_file_uses_the_threaded_streams(root: Path, tmp_path: Path) -> None:
+    """stdout that is not a pipe (here a file) cannot join the event loop: the SDK's own streams serve."""
+    (root / "a.txt").write_text("one\n")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "file", "version": "0"}}
+    read = {"name": "read", "arguments": {"file_path": "a.txt"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": read},
+    ]
+    out = tmp_path / "answers.jsonl"
+    with out.open("wb") as stdout:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "fs_tools.cli", "serve", "--root", str(root)], stdin=subprocess.PIPE, stdout=stdout
+        )
+        assert process.stdin is not None
+        process.stdin.write("".join(json.dumps(line) + "\n" for line in lines).encode())
+        process.stdin.flush()
+        deadline = time.monotonic() + 60
+        while '"id":2' not in out.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.stdin.close()
+        process.wait(timeout=10)
+    answers = {m["id"]: m for m in map(json.loads, out.read_text().splitlines()) if "id" in m}
+    assert answers[2]["result"]["content"][0]["text"] == "     1\tone"

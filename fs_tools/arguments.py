@@ -9,6 +9,7 @@ explicit ``null`` meaning "use the default" for optional arguments.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import math
 from collections.abc import Mapping
@@ -136,7 +137,9 @@ class ToolArgs(BaseModel):
     @classmethod
     def _null_means_default(cls, data: Any) -> Any:
         if isinstance(data, Mapping):
-            optional = {name for name, f in cls.model_fields.items() if not f.is_required()}
+            if None not in data.values():
+                return data
+            optional = _optional_fields(cls)
             return {k: v for k, v in data.items() if not (v is None and k in optional)}
         return data
 
@@ -220,12 +223,24 @@ def _rule_violations(model: type[ToolArgs], data: Mapping[str, Any], loc: Loc) -
     return found
 
 
+@functools.cache
+def _optional_fields(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(name for name, f in model.model_fields.items() if not f.is_required())
+
+
 def _nested_model(model: type[BaseModel], name: str) -> type[ToolArgs] | None:
-    field = model.model_fields.get(name)
-    if field is None:
-        return None
-    inner = getattr(field.annotation, "__args__", (field.annotation,))[0]
-    return inner if isinstance(inner, type) and issubclass(inner, ToolArgs) else None
+    return _nested_models(model).get(name)
+
+
+@functools.cache
+def _nested_models(model: type[BaseModel]) -> dict[str, type[ToolArgs]]:
+    """The fields of ``model`` that hold (lists of) argument models, by name; computed once per model."""
+    found: dict[str, type[ToolArgs]] = {}
+    for name, field in model.model_fields.items():
+        inner = getattr(field.annotation, "__args__", (field.annotation,))[0]
+        if isinstance(inner, type) and issubclass(inner, ToolArgs):
+            found[name] = inner
+    return found
 
 
 def _declaration_order(model: type[BaseModel], loc: Loc) -> tuple[int, ...]:

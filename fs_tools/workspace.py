@@ -115,7 +115,8 @@ class Workspace:
             )
             output = tool.run(context, args)
             try:
-                value = tool.output.model_validate(output.value).model_dump(mode="json")
+                tool.output.model_validate(output.value)  # strict, extra="forbid": the value is exactly the schema's
+                value = output.value
             except ValidationError as exc:
                 raise InvalidToolOutput(
                     f"tool {tool.name!r} produced output that does not match its schema "

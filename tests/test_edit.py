@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fs_tools import Session, Workspace
 from fs_tools.result import ToolResult
 from fs_tools.testing import assert_error, assert_ok
+from fs_tools.tools.rendering import snippet, snippet_at, split_lines
 
 BOM = b"\xef\xbb\xbf"
 ROW = re.compile(r"^ *(\d+)\t(.*)$", re.MULTILINE)
@@ -469,3 +472,21 @@ def test_edit_after_a_refused_read_reports_why_not_read_first(
         assert target.is_dir() and not any(target.iterdir())
     else:
         assert target.read_bytes() == data
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.text(alphabet="ab\r\t ", max_size=6), min_size=1, max_size=40),
+    ending=st.sampled_from(["\n", "\r\n"]),
+    final=st.booleans(),
+    data=st.data(),
+)
+def test_the_snippet_from_a_position_equals_the_snippet_from_all_lines(
+    lines: list[str], ending: str, final: bool, data: st.DataObject
+) -> None:
+    text = ending.join(lines) + (ending if final else "")
+    first = data.draw(st.integers(1, len(lines)))
+    last = data.draw(st.integers(first, len(lines)))
+    offset = sum(len(line) + len(ending) for line in lines[: first - 1])
+    position = offset + data.draw(st.integers(0, len(lines[first - 1])))
+    assert snippet_at(text, position, first, last) == snippet(split_lines(text), first, last)

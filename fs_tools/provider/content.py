@@ -86,6 +86,8 @@ def decode_text(data: bytes, display: str) -> TextFile:
 
 
 def dominant_newline(text: str) -> str:
+    if "\r" not in text:  # one-character search (memchr): the common case costs almost nothing
+        return "\n"
     crlf = text.count("\r\n")
     return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
 

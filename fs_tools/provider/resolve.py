@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import stat
 from collections import deque
@@ -77,7 +78,7 @@ class Resolved:
     def relative(self) -> str:
         return "/".join(self.parts) or "."
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """The canonical absolute path: the identity under which observations are kept."""
         return os.path.join(self.root.real, *self.parts) if self.parts else self.root.real

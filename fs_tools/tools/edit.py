@@ -13,7 +13,7 @@ from fs_tools.provider import Snapshot, decode_text
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.matching import Replacement, replace
 from fs_tools.tools.mutation import commit_gated
-from fs_tools.tools.rendering import snippet, split_lines
+from fs_tools.tools.rendering import snippet, snippet_at, split_lines
 from policy import Intent
 
 _PATH_DOC = "Path of the file: relative to the workspace root, or absolute inside a root."
@@ -105,11 +105,14 @@ def _run(ctx: ToolContext, path: str, edits: Sequence[EditSpec | EditArgs], labe
 
     done = commit_gated(ctx, path, Intent.EDIT, produce)
     count = sum(r.count for r in applied)
-    lines = split_lines(decode_text(done.after.data, display).text)
     first = min(r.first_line for r in applied)
     last = max(r.last_line for r in applied) if len(applied) == 1 else first
+    if len(applied) == 1:  # where the replacement starts is known: no need to split the whole file
+        excerpt = snippet_at(applied[0].text, applied[0].position, first, last)
+    else:
+        excerpt = snippet(split_lines(applied[-1].text), first, last)
     what = f"{len(applied)} edits, {count} replacement(s)" if len(applied) > 1 else f"{count} replacement(s)"
-    text = f"Edited {display!r}: {what}. The file now reads, around line {first}:\n{snippet(lines, first, last)}"
+    text = f"Edited {display!r}: {what}. The file now reads, around line {first}:\n{excerpt}"
     return ToolOutput(
         text=text,
         value={

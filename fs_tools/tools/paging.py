@@ -3,9 +3,12 @@ counts lines and keeps only the lines of the requested window (each cut to what 
 
 from __future__ import annotations
 
+import bisect
+import itertools
+
 from fs_tools.errors import NotText
 from fs_tools.provider.content import TextDecoder
-from fs_tools.tools.rendering import MAX_LINE_CHARS, Line
+from fs_tools.tools.rendering import MAX_LINE_CHARS
 
 
 class PageSink:
@@ -14,7 +17,8 @@ class PageSink:
         self.first = first
         self.stop = first + limit  # window: lines [first, stop)
         self.max_chars = max_chars  # stop collecting once this much text is held
-        self.window: list[Line] = []
+        self.window: list[str] = []  # the window's lines, each cut to what can be shown
+        self.full_lengths: dict[int, int] = {}  # window index -> full length, for lines that were cut
         self.line = 1  # number of the line being read
         self.at_line_start = True
         self._pieces: list[str] = []
@@ -76,10 +80,8 @@ class PageSink:
         self._end_line()
         lo = max(1, self.first - base)
         hi = min(newlines - 1, self.stop - 1 - base)
-        for line_no, part in enumerate(parts[lo : hi + 1], start=base + lo):
-            # whole lines inside the window; the lines around it are only counted
-            if not self._append(line_no, part, len(part)):
-                break
+        if lo <= hi:  # whole lines inside the window; the lines around it are only counted
+            self._append_many(base + lo, parts[lo : hi + 1], "\r" in text)
         self.line = base + newlines
         if self._in_window(self.line):
             self._add(parts[-1])
@@ -105,9 +107,34 @@ class PageSink:
             return False
         if length == len(text) and text.endswith("\r"):
             text, length = text[:-1], length - 1  # the CR of a CRLF is not shown
-        self.window.append(Line(text[: MAX_LINE_CHARS + 1], length))
+        if length > MAX_LINE_CHARS:
+            self.full_lengths[len(self.window)] = length
+        self.window.append(text[: MAX_LINE_CHARS + 1])
         self._held += min(length, MAX_LINE_CHARS)
         if self._held > self.max_chars:
             self.stop = line_no + 1  # keep counting lines, stop keeping them
             return False
         return True
+
+    def _append_many(self, first_no: int, parts: list[str], has_cr: bool) -> None:
+        """``_append`` for a run of complete lines (numbered from ``first_no``), without a Python-level
+        step per line in the common case: short lines, the cap found by bisecting running totals."""
+        if has_cr:
+            parts = [part[:-1] if part.endswith("\r") else part for part in parts]
+        lengths = list(map(len, parts))
+        if max(lengths) > MAX_LINE_CHARS:
+            at = len(self.window)
+            for index, length in enumerate(lengths):
+                if length > MAX_LINE_CHARS:
+                    self.full_lengths[at + index] = length
+            parts = [part[: MAX_LINE_CHARS + 1] for part in parts]
+            lengths = [min(n, MAX_LINE_CHARS) for n in lengths]
+        totals = list(itertools.accumulate(lengths, initial=self._held))[1:]
+        crossing = bisect.bisect_right(totals, self.max_chars)
+        if crossing < len(parts):  # this line takes the held text over the cap: keep it, then stop
+            self.window.extend(parts[: crossing + 1])
+            self._held = totals[crossing]
+            self.stop = first_no + crossing + 1
+        else:
+            self.window.extend(parts)
+            self._held = totals[-1]

@@ -38,7 +38,7 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
 
     def new_sink() -> PageSink:
         return PageSink(
-            display, args.offset, args.limit, keep_bytes=provider.cache.max_item, max_chars=2 * OUTPUT_CAP_BYTES
+            display, args.offset, args.limit, keep_bytes=provider.cache.max_item, max_chars=OUTPUT_CAP_BYTES
         )
 
     with provider.resolve(path) as target, provider.locks.hold(target.key):
@@ -69,7 +69,7 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
             f"offset {args.offset} is past the end of {display!r}, which has {total} line(s)",
             details={"reason": "offset", "offset": args.offset, "total_lines": total},
         )
-    page = render_page(sink.window, args.offset, OUTPUT_CAP_BYTES)
+    page = render_page(sink.window, args.offset, OUTPUT_CAP_BYTES, sink.full_lengths)
     next_offset = page.last + 1 if page.last < total else None
     body = page.text
     if next_offset is not None:

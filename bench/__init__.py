@@ -1,0 +1,1 @@
+"""fs-tools benchmarks: every figure is a ratio measured in the same run (see ``python -m bench --help``)."""

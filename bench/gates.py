@@ -1,0 +1,62 @@
+"""The observation policy switched off, for measuring what it costs (benchmark only: fs-tools has no
+such switch). Off means: no observation is looked up or recorded, every write and edit is allowed, and
+the commit re-checks no version — a blind atomic replace. Everything else (confinement, the atomic
+write, rendering) stays."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from fs_tools.provider import FileProvider
+from fs_tools.tools import mutation
+from policy import Allow, Observation, Present
+from policy.gates import STALE_VERSION, Intent
+
+
+class NullStore:
+    """Remembers nothing."""
+
+    def get(self, session: str, key: str) -> Observation | None:
+        return None
+
+    def put(self, session: str, key: str, observation: Observation) -> None:
+        pass
+
+    def forget(self, session: str, key: str | None = None) -> None:
+        pass
+
+    def observed(self, session: str) -> dict[str, Observation]:
+        return {}
+
+
+_ANY = Present("unchecked")
+
+
+@contextlib.contextmanager
+def policy_off() -> Iterator[None]:
+    saved: dict[str, Any] = {
+        "decide": mutation.decide,
+        "_current": mutation._current,
+        "_check_expected": FileProvider._check_expected,
+    }
+
+    def decide(intent: Intent, observation: Observation | None) -> Allow:
+        return Allow(expect=_ANY, on_mismatch=STALE_VERSION)
+
+    def current(ctx: Any, target: Any, expected: str | None, label: str) -> Any:
+        return ctx.provider.snapshot(target, label)  # an edit still needs the file's content
+
+    def check_expected(self: FileProvider, target: Any, current: Any, expected: Any, display: str, basis: Any) -> Any:
+        return basis
+
+    mutation.decide = decide  # type: ignore[assignment]
+    mutation._current = current
+    FileProvider._check_expected = check_expected  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        mutation.decide = saved["decide"]
+        mutation._current = saved["_current"]
+        FileProvider._check_expected = saved["_check_expected"]  # type: ignore[method-assign]

@@ -1,0 +1,88 @@
+"""Timing in the same run: cases are interleaved round by round, so a noisy neighbour slows them all
+alike, and each figure is a median over rounds."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Row:
+    """One line of the table: ``subject`` measured against ``baseline`` on one workload."""
+
+    section: str
+    workload: str
+    subject: str
+    baseline: str
+    ratio: float | None  # subject / baseline; None when one side could not run
+    subject_seconds: float | None = None
+    baseline_seconds: float | None = None
+    target: str = ""  # e.g. "<= 1.3": what the number should say
+    met: bool | None = None
+    note: str = ""
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def interleaved(cases: dict[str, Callable[[], object]], rounds: int, *, warm: int = 2) -> dict[str, float]:
+    """Median seconds per call of each case; every round calls each case once, in rotating order."""
+    names = list(cases)
+    for _ in range(warm):
+        for name in names:
+            cases[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # collections land on whichever case happens to allocate; collect between rounds instead
+    try:
+        for r in range(rounds):
+            order = names[r % len(names) :] + names[: r % len(names)]
+            for name in order:
+                started = time.perf_counter()
+                cases[name]()
+                samples[name].append(time.perf_counter() - started)
+            gc.collect(0)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def rounds_for(size: int, smoke: bool) -> int:
+    """More rounds for small files (cheap calls, noisier), fewer for big ones."""
+    if smoke:
+        return 3
+    if size <= 4 << 10:
+        return 300
+    if size <= 256 << 10:
+        return 120
+    return 25
+
+
+def ratio_row(
+    section: str,
+    workload: str,
+    medians: dict[str, float],
+    subject: str,
+    baseline: str,
+    *,
+    limit: float | None = None,
+    note: str = "",
+) -> Row:
+    s, b = medians.get(subject), medians.get(baseline)
+    ratio = s / b if s is not None and b else None
+    met = None if limit is None or ratio is None else ratio <= limit
+    return Row(
+        section,
+        workload,
+        subject,
+        baseline,
+        ratio,
+        s,
+        b,
+        target=f"<= {limit:g}x" if limit is not None else "",
+        met=met,
+        note=note,
+    )

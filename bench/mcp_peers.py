@@ -1,0 +1,152 @@
+"""Section 3b: per-call latency over MCP stdio — ``fs-tools serve`` against the official Node filesystem
+server (npm ``@modelcontextprotocol/server-filesystem``), both driven by the same Python MCP client,
+calls interleaved one by one."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from bench.files import MARK_A, MARK_B, Workload, make_workloads
+from bench.harness import Row, ratio_row, rounds_for
+from bench.library import Toggle
+
+SECTION = "3 peers (MCP stdio)"
+Call = Callable[[], Awaitable[Any]]
+
+
+def mcp_rows(sizes: dict[str, int], smoke: bool, node_server: Path | None) -> list[Row]:
+    if node_server is None:
+        return [
+            Row(
+                SECTION,
+                "-",
+                "fs-tools serve",
+                "Node server-filesystem",
+                None,
+                note="not installed: run python -m bench with peers",
+            )
+        ]
+    return asyncio.run(_run(sizes, smoke, node_server))
+
+
+async def _timed(cases: dict[str, Call], rounds: int) -> dict[str, float]:
+    names = list(cases)
+    for name in names:  # warm
+        await cases[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            started = time.perf_counter()
+            await cases[name]()
+            samples[name].append(time.perf_counter() - started)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def _checked(result: Any, what: str) -> Any:
+    if getattr(result, "isError", False):
+        text = result.content[0].text if result.content else ""
+        raise RuntimeError(f"{what} failed: {text[:300]}")
+    return result
+
+
+async def _run(sizes: dict[str, int], smoke: bool, node_server: Path) -> list[Row]:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="fs-tools-bench-mcp-") as tmp:
+        base = Path(tmp).resolve()
+        ours_root, node_root = base / "ours", base / "node"
+        ours_loads, node_loads = make_workloads(ours_root, sizes), make_workloads(node_root, sizes)
+        ours_params = StdioServerParameters(
+            command=sys.executable, args=["-m", "fs_tools.cli", "serve", "--root", str(ours_root)]
+        )
+        node_params = StdioServerParameters(command="node", args=[str(node_server), str(node_root)])
+        async with (
+            stdio_client(ours_params) as (r1, w1),
+            ClientSession(r1, w1) as ours,
+            stdio_client(node_params) as (r2, w2),
+            ClientSession(r2, w2) as node,
+        ):
+            await ours.initialize()
+            await node.initialize()
+            for mine, theirs in zip(ours_loads, node_loads, strict=True):
+                rows += await _workload(ours, node, mine, theirs, rounds_for(mine.size, smoke))
+    return rows
+
+
+async def _workload(ours: Any, node: Any, mine: Workload, theirs: Workload, rounds: int) -> list[Row]:
+    path = str(theirs.path)
+
+    async def ours_read() -> None:
+        _checked(await ours.call_tool("read", {"file_path": mine.relative}), "fs-tools read")
+
+    async def node_read_whole() -> None:
+        _checked(await node.call_tool("read_text_file", {"path": path}), "node read_text_file")
+
+    async def node_read_window() -> None:
+        _checked(await node.call_tool("read_text_file", {"path": path, "head": 2000}), "node read_text_file head")
+
+    reads = await _timed(
+        {"fs-tools read": ours_read, "node read (whole)": node_read_whole, "node read (head 2000)": node_read_window},
+        rounds,
+    )
+    mine_turn, their_turn = Toggle(), Toggle()
+
+    def pair(turn: Toggle) -> tuple[str, str]:
+        return (MARK_A, MARK_B) if turn.next() else (MARK_B, MARK_A)
+
+    async def ours_edit() -> None:
+        old, new = pair(mine_turn)
+        _checked(
+            await ours.call_tool("edit", {"file_path": mine.relative, "old_string": old, "new_string": new}),
+            "fs-tools edit",
+        )
+
+    async def node_edit() -> None:
+        old, new = pair(their_turn)
+        _checked(
+            await node.call_tool("edit_file", {"path": path, "edits": [{"oldText": old, "newText": new}]}),
+            "node edit_file",
+        )
+
+    edits = await _timed({"fs-tools edit": ours_edit, "node edit_file": node_edit}, rounds)
+    w_mine, w_theirs = Toggle(), Toggle()
+
+    async def ours_write() -> None:
+        text = mine.text_a if w_mine.next() else mine.text_b
+        _checked(await ours.call_tool("write", {"file_path": mine.relative, "content": text}), "fs-tools write")
+
+    async def node_write() -> None:
+        text = theirs.text_a if w_theirs.next() else theirs.text_b
+        _checked(await node.call_tool("write_file", {"path": path, "content": text}), "node write_file")
+
+    writes = await _timed({"fs-tools write": ours_write, "node write_file": node_write}, rounds)
+    return [
+        ratio_row(
+            SECTION,
+            mine.name,
+            reads,
+            "fs-tools read",
+            "node read (whole)",
+            limit=1.0,
+            note="fs-tools returns the first page (2,000 lines or 50 KiB) numbered",
+        ),
+        ratio_row(SECTION, mine.name, reads, "fs-tools read", "node read (head 2000)", limit=1.0),
+        ratio_row(
+            SECTION,
+            mine.name,
+            edits,
+            "fs-tools edit",
+            "node edit_file",
+            limit=1.0,
+            note="node returns a diff; fs-tools a snippet",
+        ),
+        ratio_row(SECTION, mine.name, writes, "fs-tools write", "node write_file", limit=1.0),
+    ]

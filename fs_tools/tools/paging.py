@@ -72,7 +72,9 @@ class PageSink:
         if base + newlines < self.first or base >= self.stop:
             self.line = base + newlines  # nothing of this text is in the window
             return
-        parts = text.split("\n")  # parts[i] belongs to line base + i; all but the last are complete
+        # parts[i] belongs to line base + i; all but the last are complete. Lines past the window are
+        # left unsplit in the last part, which is then not in the window either.
+        parts = text.split("\n", min(newlines, self.stop - base))
         if self._in_window(base):
             self._add(parts[0])
         if not newlines:

@@ -57,7 +57,8 @@ def render_page(
             for i, (n, text) in enumerate(zip(itertools.count(first), window))
         ]
     else:  # the common case, without a Python-level step per row
-        rows = list(map(f"%{width}d\t%s".__mod__, zip(itertools.count(first), window)))
+        numbers = [str(n).rjust(width) for n in range(first, first + len(window))]
+        rows = list(map("\t".join, zip(numbers, window)))
     if not rows:
         return Page("", first, first - 1, capped=False)
     text = "\n".join(rows)

@@ -58,7 +58,7 @@ def render_page(
         ]
     else:  # the common case, without a Python-level step per row
         numbers = [str(n).rjust(width) for n in range(first, first + len(window))]
-        rows = list(map("\t".join, zip(numbers, window)))
+        rows = list(map("\t".join, zip(numbers, window, strict=True)))
     if not rows:
         return Page("", first, first - 1, capped=False)
     text = "\n".join(rows)

@@ -1,0 +1,47 @@
+"""Anthropic Messages API: tool definitions and ``tool_result`` blocks (``is_error`` set on failures).
+Plain dicts: the ``anthropic`` package is not needed.
+
+    reply = client.messages.create(model=..., tools=tool_definitions(workspace), messages=messages)
+    messages.append({"role": "assistant", "content": reply.content})
+    messages.append({"role": "user", "content": tool_results(session, reply.content)})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from fs_tools.result import ToolResult
+from fs_tools.workspace import Session, Workspace
+
+
+def tool_definitions(workspace: Workspace) -> list[dict[str, Any]]:
+    """``[{"name", "description", "input_schema"}]``: fs-tools' schemas are already in this shape."""
+    return [dict(schema) for schema in workspace.tool_schemas()]
+
+
+def _field(block: Any, name: str) -> Any:
+    return block.get(name) if isinstance(block, Mapping) else getattr(block, name, None)
+
+
+def call_tool_use(session: Session, block: Any) -> ToolResult:
+    """Run one ``tool_use`` block (``{"type": "tool_use", "id", "name", "input"}``, a dict or an SDK
+    object). ``input`` goes to fs-tools as the model wrote it."""
+    return session.call(_field(block, "name"), _field(block, "input"))
+
+
+def tool_result(session: Session, block: Any) -> dict[str, Any]:
+    """The ``tool_result`` block answering a ``tool_use`` block; ``is_error`` is set on failures and the
+    text starts with the error code."""
+    result = call_tool_use(session, block)
+    text = f"ERROR {result.error.code}: {result.text}" if result.error is not None else result.text
+    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": _field(block, "id"), "content": text}
+    if result.is_error:
+        out["is_error"] = True
+    return out
+
+
+def tool_results(session: Session, content: Iterable[Any]) -> list[dict[str, Any]]:
+    """``tool_result`` blocks for every ``tool_use`` block of an assistant message's content, in order
+    (the content of the next user message)."""
+    return [tool_result(session, block) for block in content if _field(block, "type") == "tool_use"]

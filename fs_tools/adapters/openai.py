@@ -1,0 +1,116 @@
+"""OpenAI function calling: tool definitions (Chat Completions and Responses, plain or strict) and a
+dispatcher from a tool call to the message that answers it. Plain dicts: the ``openai`` package is not
+needed.
+
+    tools = tool_definitions(workspace, strict=True)                   # Chat Completions
+    reply = client.chat.completions.create(model=..., messages=messages, tools=tools)
+    for call in reply.choices[0].message.tool_calls or []:
+        messages.append(answer_tool_call(session, call))             # {"role": "tool", ...}
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from fs_tools.result import ToolResult
+from fs_tools.workspace import Session, Workspace
+
+# Keywords strict mode may refuse: dropped from the strict form, still enforced by fs-tools' validator
+# (a violation comes back as INVALID_ARGS naming the argument).
+_STRICT_UNSUPPORTED = (
+    "default",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "minItems",
+    "maxItems",
+)
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The strict-mode form of a tool's input schema: every object lists all its properties as required
+    and allows no others; optional properties are already nullable (``null`` means the default)."""
+    out = copy.deepcopy(dict(schema))
+    _make_strict(out)
+    return out
+
+
+def _make_strict(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _make_strict(item)
+        return
+    if not isinstance(node, dict):
+        return
+    for key in _STRICT_UNSUPPORTED:
+        node.pop(key, None)
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        node["required"] = list(properties)
+        node["additionalProperties"] = False
+        for value in properties.values():
+            _make_strict(value)
+    for key in ("items", "anyOf", "oneOf", "allOf"):
+        if key in node:
+            _make_strict(node[key])
+
+
+def tool_definitions(workspace: Workspace, *, strict: bool = False, api: str = "chat") -> list[dict[str, Any]]:
+    """The workspace's tools as OpenAI function tools. ``api`` is ``"chat"`` (Chat Completions:
+    ``{"type": "function", "function": {...}}``) or ``"responses"`` (Responses: a flat
+    ``{"type": "function", "name", ...}``)."""
+    if api not in ("chat", "responses"):
+        raise ValueError(f'api must be "chat" or "responses", not {api!r}')
+    out = []
+    for schema in workspace.tool_schemas():
+        parameters = strict_schema(schema["input_schema"]) if strict else schema["input_schema"]
+        function = {"name": schema["name"], "description": schema["description"], "parameters": parameters}
+        if strict:
+            function["strict"] = True
+        out.append({"type": "function", "function": function} if api == "chat" else {"type": "function", **function})
+    return out
+
+
+def _field(item: Any, name: str) -> Any:
+    """A field of a dict or of an SDK object (the ``openai`` package's pydantic models)."""
+    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+
+def call_tool(session: Session, tool_call: Any) -> ToolResult:
+    """Run a Chat Completions tool call (``{"id", "type": "function", "function": {"name",
+    "arguments"}}``) or a Responses ``function_call`` item (``{"call_id", "name", "arguments"}``).
+    ``arguments`` is the model's JSON string, passed as is: broken JSON is an INVALID_ARGS result."""
+    function = _field(tool_call, "function") or tool_call
+    return session.call(_field(function, "name"), _field(function, "arguments"))
+
+
+def answer_tool_call(session: Session, tool_call: Any) -> dict[str, Any]:
+    """The message answering a tool call: ``{"role": "tool", "tool_call_id", "content"}`` for Chat
+    Completions, ``{"type": "function_call_output", "call_id", "output"}`` for a Responses item. On a
+    failure the content starts with the error code, so the model sees which rule it broke."""
+    result = call_tool(session, tool_call)
+    content = render(result)
+    call_id = _field(tool_call, "call_id")
+    if call_id is not None and _field(tool_call, "function") is None:
+        return {"type": "function_call_output", "call_id": call_id, "output": content}
+    return {"role": "tool", "tool_call_id": _field(tool_call, "id"), "content": content}
+
+
+def render(result: ToolResult) -> str:
+    """What the model reads: the text, prefixed with ``ERROR <code>:`` on a failure."""
+    return f"ERROR {result.error.code}: {result.text}" if result.error is not None else result.text
+
+
+def parse_arguments(tool_call: Any) -> Any:
+    """The decoded arguments of a tool call, or the raw string when it is not JSON (for logging)."""
+    raw = _field(_field(tool_call, "function") or tool_call, "arguments")
+    try:
+        return json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        return raw

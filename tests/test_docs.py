@@ -2,15 +2,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fs_tools import reference
 from fs_tools.errors import error_codes
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
-def test_error_reference_lists_every_code_with_its_class() -> None:
-    page = (DOCS / "errors.md").read_text(encoding="utf-8")
-    missing = [code for code, cls in error_codes().items() if f"| `{code}` | `{cls.__name__}` |" not in page]
-    assert missing == []
+def test_error_reference_lists_every_code_with_an_example_and_a_recovery() -> None:
+    page = (DOCS / "reference" / "errors.md").read_text(encoding="utf-8")
+    for code, cls in error_codes().items():
+        assert f"| [`{code}`](#{code.lower()}) | `{cls.__name__}` |" in page, code
+        section = page.split(f"\n## {code}\n", 1)[1].split("\n## ", 1)[0]
+        assert "```text\n" in section and f"**Recovery.** {cls.recovery}" in section, code
+
+
+def test_every_error_scenario_produces_its_own_code() -> None:
+    examples = reference.error_examples()  # raises when a scenario produces another code
+    assert [e.code for e in examples] == list(error_codes())
+    assert all(e.message for e in examples)
+
+
+def test_the_generated_references_are_up_to_date() -> None:
+    """The committed pages are what the code generates now: regenerate with
+    ``python -m fs_tools.reference docs`` after changing a tool, a schema or a message."""
+    stale = [path for path, text in reference.all_pages().items() if (DOCS / path).read_text(encoding="utf-8") != text]
+    assert stale == [], f"regenerate with: python -m fs_tools.reference docs ({stale})"
 
 
 def test_readme_opens_with_the_two_quick_start_commands() -> None:

@@ -1,0 +1,412 @@
+"""The tool and error references of the documentation, generated from the code so they cannot drift.
+
+Every example is produced by running fs-tools in a scratch workspace: tool pages show real calls and what
+they return; the error reference triggers each code for real (the few that need a fault — a full disk,
+a permission the root user would bypass, a crashing tool — inject it for the one call) and fails loudly
+if a scenario produces another code. ``python -m fs_tools.reference DIR`` writes the pages; the docs
+site's build hook (``docs/hooks/reference.py``) adds them to every build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from fs_tools.errors import Aborted, HarnessError, error_codes
+from fs_tools.result import ToolResult
+from fs_tools.tools.base import Tool, ToolOutput
+from fs_tools.workspace import Session, Workspace
+
+ERRORS_PAGE = "reference/errors.md"
+
+
+def tool_page_path(name: str) -> str:
+    return f"reference/tools/{name}.md"
+
+
+@dataclasses.dataclass
+class Scratch:
+    """A throwaway workspace with a few files, for one example."""
+
+    root: Path
+    workspace: Workspace
+    session: Session
+
+
+@contextlib.contextmanager
+def scratch(**options: Any) -> Iterator[Scratch]:
+    with tempfile.TemporaryDirectory(prefix="fs-tools-ref-") as tmp:
+        root = Path(tmp) / "project"
+        (root / "src").mkdir(parents=True)
+        (root / "src" / "app.py").write_text(
+            'def greet(name):\n    return "hello " + name\n\n\nprint(greet("world"))\n'
+        )
+        (root / "notes.txt").write_text("one\ntwo\nthree\n")
+        (root / "README.md").write_text("# Project\n")
+        with Workspace(root, **options) as workspace:
+            yield Scratch(root, workspace, workspace.session("docs"))
+
+
+# --- the tool pages -------------------------------------------------------------------------------
+
+# Per tool: the calls of its example, made in order in a scratch workspace (the last one is shown).
+TOOL_EXAMPLES: dict[str, list[dict[str, Any]]] = {
+    "read": [{"file_path": "src/app.py", "offset": 1, "limit": 2}],
+    "write": [{"file_path": "src/util.py", "content": "def double(x):\n    return 2 * x\n"}],
+    "edit": [
+        {"file_path": "src/app.py"},  # read first: the gate
+        {"file_path": "src/app.py", "old_string": '"hello "', "new_string": '"hi "'},
+    ],
+    "multi_edit": [
+        {"file_path": "notes.txt"},
+        {
+            "file_path": "notes.txt",
+            "edits": [{"old_string": "one", "new_string": "1"}, {"old_string": "three", "new_string": "3"}],
+        },
+    ],
+    "list": [{"path": "."}],
+    "glob": [{"pattern": "**/*.py"}],
+    "grep": [{"pattern": "greet", "glob": "*.py"}],
+}
+_READ_FIRST = {"edit", "multi_edit"}
+
+
+def tool_pages() -> dict[str, str]:
+    """``{page path: markdown}`` for every tool."""
+    pages = {}
+    with scratch() as s:
+        for name, tool in s.workspace.tools.items():
+            pages[tool_page_path(name)] = _tool_page(tool, s)
+    pages["reference/tools/index.md"] = _tools_index(pages)
+    return pages
+
+
+def _tools_index(pages: dict[str, str]) -> str:
+    lines = [
+        "# Tools",
+        "",
+        "Generated from the code: arguments, outputs and examples are what fs-tools publishes and returns.",
+        "",
+    ]
+    for path, text in pages.items():
+        name = Path(path).stem
+        summary = text.split("\n\n", 2)[1].split(". ")[0].rstrip(".")
+        lines.append(f"- [`{name}`]({name}.md) — {summary}.")
+    return "\n".join(lines) + "\n"
+
+
+def _tool_page(tool: Tool[Any], s: Scratch) -> str:
+    schema = tool.schema()["input_schema"]
+    required = set(schema.get("required", []))
+    out = [f"# `{tool.name}`", "", tool.description, ""]
+    out += [
+        "**Preconditions.** "
+        + (
+            "Read-only: it records nothing and never changes a file."
+            if tool.read_only and tool.name != "read"
+            else "Records the version it read: a later write or edit of the file is checked against it."
+            if tool.name == "read"
+            else "The workspace is not read-only and the path is not protected. "
+            + (
+                "The session must have read the file, and the file must not have changed since."
+                if tool.name in _READ_FIRST
+                else "Creating a file needs nothing; replacing an existing file needs a read of it in this "
+                "session, and the file must not have changed since."
+            )
+        ),
+        "",
+        "## Arguments",
+        "",
+        "| name | type | required | default | description |",
+        "|---|---|---|---|---|",
+    ]
+    for name, prop in schema["properties"].items():
+        default = json.dumps(prop["default"]) if "default" in prop else ""
+        out.append(
+            f"| `{name}` | {_type_of(prop)} | {'yes' if name in required else 'no'} | {_cell(default)} | "
+            f"{_cell(prop.get('description', ''))} |"
+        )
+    out += ["", "`null` for an optional argument means its default. Unknown arguments are refused.", ""]
+    output = tool.output.model_json_schema()
+    out += ["## Output", "", "On success the result's `text` is what the model reads, and `value` holds:", ""]
+    out += ["| field | type |", "|---|---|"]
+    for name, prop in output.get("properties", {}).items():
+        out.append(f"| `{name}` | {_type_of(prop)} |")
+    calls = TOOL_EXAMPLES[tool.name]
+    result: ToolResult | None = None
+    for args in calls:
+        name = "read" if tool.name in _READ_FIRST and set(args) == {"file_path"} else tool.name
+        result = s.session.call(name, args)
+        if result.is_error:
+            raise RuntimeError(f"the {tool.name} example failed: {result.text}")
+    assert result is not None
+    out += ["", "## Example", ""]
+    if len(calls) > 1:
+        out += [f"After `read` of `{calls[0]['file_path']}` in the same session:", ""]
+    out += ["```json", json.dumps({"name": tool.name, "arguments": calls[-1]}, indent=2, ensure_ascii=False), "```", ""]
+    out += ["returns the text", "", "```text", result.text, "```", "", "and the value", ""]
+    out += ["```json", json.dumps(_stable(result.value), indent=2, ensure_ascii=False), "```", ""]
+    return "\n".join(out)
+
+
+def _stable(value: Any) -> Any:
+    """Versions are content hashes of a scratch file: shown shortened, as a reader would quote them."""
+    if isinstance(value, dict):
+        return {k: (v[:8] + "…" if k == "version" and isinstance(v, str) else _stable(v)) for k, v in value.items()}
+    return value
+
+
+def _type_of(prop: dict[str, Any]) -> str:
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else " or ".join(kinds)
+    if kind == "array":
+        items = prop.get("items", {})
+        return f"array of {_type_of(items)}" if items.get("type") else "array of objects"
+    if kind is None and "anyOf" in prop:
+        return " or ".join(_type_of(p) for p in prop["anyOf"] if p.get("type") != "null")
+    return str(kind or "object")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+# --- the error reference --------------------------------------------------------------------------
+
+
+def _simulated(note: str) -> Callable[[Callable[[Scratch], ToolResult]], Callable[[Scratch], ToolResult]]:
+    def mark(scenario: Callable[[Scratch], ToolResult]) -> Callable[[Scratch], ToolResult]:
+        scenario.simulated = note  # type: ignore[attr-defined]
+        return scenario
+
+    return mark
+
+
+def _stale(s: Scratch) -> ToolResult:
+    s.session.call("read", {"file_path": "notes.txt"})
+    (s.root / "notes.txt").write_text("one\nTWO\nthree\n")  # another writer
+    return s.session.call("edit", {"file_path": "notes.txt", "old_string": "one", "new_string": "1"})
+
+
+def _ambiguous(s: Scratch) -> ToolResult:
+    s.session.call("read", {"file_path": "src/app.py"})
+    return s.session.call("edit", {"file_path": "src/app.py", "old_string": "greet", "new_string": "welcome"})
+
+
+def _edit_not_found(s: Scratch) -> ToolResult:
+    s.session.call("read", {"file_path": "src/app.py"})
+    old = 'def greet(name):\n  return "hello " + name'  # two spaces where the file has four
+    return s.session.call("edit", {"file_path": "src/app.py", "old_string": old, "new_string": "x"})
+
+
+def _too_large(s: Scratch) -> ToolResult:
+    return s.session.call("write", {"file_path": "big.txt", "content": "x" * (s.workspace.provider.max_file_bytes + 1)})
+
+
+def _timeout(s: Scratch) -> ToolResult:
+    s.workspace.search_seconds = 0.0
+    return s.session.call("grep", {"pattern": "hello"})
+
+
+def _aborted_before(s: Scratch) -> ToolResult:
+    return s.session.call("read", {"file_path": "notes.txt"}, cancel=_Cancel(after=0))
+
+
+def _aborted(s: Scratch) -> ToolResult:
+    return s.session.call("write", {"file_path": "new.txt", "content": "x\n"}, cancel=_Cancel(after=1))
+
+
+class _Cancel:
+    """A cancel token that becomes set after ``after`` checks."""
+
+    def __init__(self, after: int) -> None:
+        self.left = after
+
+    def is_set(self) -> bool:
+        self.left -= 1
+        return self.left < 0
+
+
+def _broken_tool(s: Scratch, body: Callable[..., ToolOutput]) -> None:
+    s.workspace.tools["read"] = dataclasses.replace(s.workspace.tools["read"], run=body)
+
+
+@_simulated("a tool returns a value its schema does not allow (a bug guard)")
+def _invalid_output(s: Scratch) -> ToolResult:
+    _broken_tool(s, lambda ctx, args: ToolOutput(text="", value={"unexpected": True}))
+    return s.session.call("read", {"file_path": "notes.txt"})
+
+
+@_simulated("a tool raises an unexpected exception")
+def _internal(s: Scratch) -> ToolResult:
+    def crash(ctx: Any, args: Any) -> ToolOutput:
+        raise KeyError("boom")
+
+    _broken_tool(s, crash)
+    boundary_log = logging.getLogger("fs_tools.boundary")
+    boundary_log.disabled = True  # the host's log would get the traceback; the docs build needs none
+    try:
+        return s.session.call("read", {"file_path": "notes.txt"})
+    finally:
+        boundary_log.disabled = False
+
+
+@_simulated("the operating system refuses to open the file (EACCES)")
+def _permission(s: Scratch) -> ToolResult:
+    refused = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    with mock.patch("fs_tools.provider.files.open_regular_with_stat", side_effect=refused):
+        return s.session.call("read", {"file_path": "notes.txt"})
+
+
+@_simulated("the disk is full while the temp file is written (ENOSPC)")
+def _no_space(s: Scratch) -> ToolResult:
+    s.session.call("read", {"file_path": "notes.txt"})
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    with mock.patch("fs_tools.provider.files._write_all", side_effect=full):
+        return s.session.call("write", {"file_path": "notes.txt", "content": "new\n"})
+
+
+def _io_error(s: Scratch) -> ToolResult:
+    os.symlink("loop", s.root / "loop")
+    return s.session.call("read", {"file_path": "loop"})
+
+
+def _fs_aborted(s: Scratch) -> ToolResult:
+    """The provider's own condition; through a tool it surfaces as TOOL_ABORTED."""
+    provider = s.workspace.provider
+    with provider.resolve("new.txt") as target, provider.locks.hold(target.key):
+        try:
+            provider.commit(target, b"x", expected=None, display="new.txt", cancel=_Cancel(after=0))
+        except Aborted as exc:
+            return ToolResult.failure(exc)
+    raise RuntimeError("the commit was not aborted")
+
+
+def _binary(s: Scratch) -> ToolResult:
+    (s.root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    return s.session.call("read", {"file_path": "logo.png"})
+
+
+def _not_directory(s: Scratch) -> ToolResult:
+    return s.session.call("read", {"file_path": "notes.txt/inner.txt"})
+
+
+ERROR_EXAMPLES: dict[str, Callable[[Scratch], ToolResult]] = {
+    "INVALID_ARGS": lambda s: s.session.call("read", {"file_path": 3, "limt": "10"}),
+    "UNKNOWN_TOOL": lambda s: s.session.call("red", {"file_path": "notes.txt"}),
+    "INVALID_TOOL_OUTPUT": _invalid_output,
+    "TOOL_TIMEOUT": _timeout,
+    "TOOL_ABORTED_BEFORE_DISPATCH": _aborted_before,
+    "TOOL_ABORTED": _aborted,
+    "INTERNAL_ERROR": _internal,
+    "FS_NOT_FOUND": lambda s: s.session.call("read", {"file_path": "src/main.py"}),
+    "FS_NOT_DIRECTORY": _not_directory,
+    "FS_NOT_REGULAR_FILE": lambda s: s.session.call("read", {"file_path": "src"}),
+    "FS_NOT_TEXT": _binary,
+    "FS_TOO_LARGE": _too_large,
+    "FS_PERMISSION_DENIED": _permission,
+    "FS_SANDBOX_DENIED": lambda s: s.session.call("read", {"file_path": "../../etc/passwd"}),
+    "FS_NO_SPACE": _no_space,
+    "FS_IO_ERROR": _io_error,
+    "FS_NOT_OBSERVED": lambda s: s.session.call("write", {"file_path": "notes.txt", "content": "new\n"}),
+    "FS_STALE_VERSION": _stale,
+    "FS_EDIT_NOT_FOUND": _edit_not_found,
+    "FS_AMBIGUOUS_EDIT": _ambiguous,
+    "FS_ABORTED": _fs_aborted,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ErrorExample:
+    code: str
+    cls: type[HarnessError]
+    message: str
+    remedy: str
+    simulated: str
+
+
+def error_examples() -> list[ErrorExample]:
+    """One real example per code, in the vocabulary's order; raises if a code has no scenario or a
+    scenario produces another code."""
+    out = []
+    for code, cls in error_codes().items():
+        scenario = ERROR_EXAMPLES.get(code)
+        if scenario is None:
+            raise RuntimeError(f"no example scenario for {code}: add one to ERROR_EXAMPLES")
+        with scratch(max_file_bytes=1 << 10) as s:
+            result = scenario(s)
+        if result.error is None or result.error.code != code:
+            got = result.error.code if result.error else "success"
+            raise RuntimeError(f"the example for {code} produced {got}: {result.text[:200]}")
+        message = result.text.replace(str(Path(tempfile.gettempdir())), "/tmp")
+        remedy = message.rsplit(" — ", 1)[1] if " — " in message else ""
+        out.append(ErrorExample(code, cls, message, remedy, getattr(scenario, "simulated", "")))
+    return out
+
+
+def errors_page() -> str:
+    lines = [
+        "# Error reference",
+        "",
+        "Generated from the code: every code in `fs_tools/errors.py`, with its meaning (the class's own",
+        "description) and a message produced by running fs-tools — what the model sees. Where the boundary",
+        "appends a remedy, it follows ` — `; the recovery column is each class's `recovery`. A failure is a",
+        "`ToolResult` with `is_error` true, `error.code` (stable API), `error.name` (the class) and",
+        "`error.message`; the lower layer's original exception stays reachable as `result.exception.__cause__`.",
+        "",
+        "| code | class | meaning | recovery |",
+        "|---|---|---|---|",
+    ]
+    examples = error_examples()
+    for e in examples:
+        link = f"[`{e.code}`](#{e.code.lower()})"
+        lines.append(f"| {link} | `{e.cls.__name__}` | {_cell(_meaning(e.cls))} | {_cell(e.cls.recovery)} |")
+    lines.append("")
+    for e in examples:
+        lines += [f"## {e.code}", "", _meaning(e.cls), ""]
+        if e.simulated:
+            lines += [f"Example (with a fault injected for the example: {e.simulated}):", ""]
+        else:
+            lines += ["Example:", ""]
+        lines += ["```text", e.message, "```", "", f"**Recovery.** {e.cls.recovery}", ""]
+        if e.remedy:
+            lines += [f"The message itself ends with the remedy: *{e.remedy}*.", ""]
+    return "\n".join(lines)
+
+
+def _meaning(cls: type[HarnessError]) -> str:
+    """The class's docstring as Markdown (its double backquotes are reStructuredText's)."""
+    return " ".join((cls.__doc__ or "").split()).replace("``", "`")
+
+
+def all_pages() -> dict[str, str]:
+    return {**tool_pages(), ERRORS_PAGE: errors_page()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m fs_tools.reference OUTPUT_DIR", file=sys.stderr)
+        return 2
+    for path, text in all_pages().items():
+        target = Path(args[0]) / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(target)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

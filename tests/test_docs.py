@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fs_tools import reference
 from fs_tools.errors import error_codes
 
@@ -35,3 +37,14 @@ def test_readme_opens_with_the_two_quick_start_commands() -> None:
     assert block == ["pip install . && fs-tools demo", "pip install -e '.[dev]' && pytest"]
     ci = (DOCS.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert "pip install -e '.[dev]' && pytest" in ci
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/quickstart.md"])
+def test_the_library_example_runs(page: str, tmp_path: Path) -> None:
+    """The ten-line example, as a reader would paste it, with the project path pointed at a real one."""
+    text = (DOCS.parent / page).read_text(encoding="utf-8")
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x = 1\n")
+    exec(compile(code.replace("/path/to/project", str(tmp_path)), page, "exec"), {"__name__": "example"})
+    assert (tmp_path / "src" / "app.py").read_text() == "x = 2\n"

@@ -5,3 +5,15 @@ Each submodule imports its framework only when used: ``openai`` and ``anthropic`
 adapter passes the model's arguments to fs-tools unvalidated by the framework, so the model gets our
 codes and teaching messages, never a framework's generic validation error.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fs_tools.result import ToolResult
+
+
+def render(result: ToolResult) -> str:
+    """What a model reads from a result: the text, prefixed with ``ERROR <code>:`` on a failure."""
+    return f"ERROR {result.error.code}: {result.text}" if result.error is not None else result.text

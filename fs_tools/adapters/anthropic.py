@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from fs_tools.adapters import render
 from fs_tools.result import ToolResult
 from fs_tools.workspace import Session, Workspace
 
@@ -34,8 +35,7 @@ def tool_result(session: Session, block: Any) -> dict[str, Any]:
     """The ``tool_result`` block answering a ``tool_use`` block; ``is_error`` is set on failures and the
     text starts with the error code."""
     result = call_tool_use(session, block)
-    text = f"ERROR {result.error.code}: {result.text}" if result.error is not None else result.text
-    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": _field(block, "id"), "content": text}
+    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": _field(block, "id"), "content": render(result)}
     if result.is_error:
         out["is_error"] = True
     return out

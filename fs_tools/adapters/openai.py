@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from fs_tools.adapters import render
 from fs_tools.result import ToolResult
 from fs_tools.workspace import Session, Workspace
 
@@ -100,11 +101,6 @@ def answer_tool_call(session: Session, tool_call: Any) -> dict[str, Any]:
     if call_id is not None and _field(tool_call, "function") is None:
         return {"type": "function_call_output", "call_id": call_id, "output": content}
     return {"role": "tool", "tool_call_id": _field(tool_call, "id"), "content": content}
-
-
-def render(result: ToolResult) -> str:
-    """What the model reads: the text, prefixed with ``ERROR <code>:`` on a failure."""
-    return f"ERROR {result.error.code}: {result.text}" if result.error is not None else result.text
 
 
 def parse_arguments(tool_call: Any) -> Any:

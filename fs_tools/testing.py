@@ -144,12 +144,22 @@ def fst_root(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def fst_workspace(fst_root: Path) -> Iterator[Workspace]:
+def _workspace_on(root: Path) -> Iterator[Workspace]:
     from fs_tools.workspace import Workspace
 
-    with Workspace(fst_root) as workspace:
+    with Workspace(root) as workspace:
         yield workspace
+
+
+def _writer_on(workspace: Workspace) -> Iterator[ConcurrentWriter]:
+    writer = ConcurrentWriter(workspace)
+    yield writer
+    writer.close()
+
+
+@pytest.fixture
+def fst_workspace(fst_root: Path) -> Iterator[Workspace]:
+    yield from _workspace_on(fst_root)
 
 
 @pytest.fixture
@@ -159,9 +169,7 @@ def fst_session(fst_workspace: Workspace) -> Session:
 
 @pytest.fixture
 def fst_writer(fst_workspace: Workspace) -> Iterator[ConcurrentWriter]:
-    writer = ConcurrentWriter(fst_workspace)
-    yield writer
-    writer.close()
+    yield from _writer_on(fst_workspace)
 
 
 # -- the pyfakefs-backed variants ----------------------------------------------------------------------
@@ -191,10 +199,7 @@ def fst_fake_root(request: pytest.FixtureRequest) -> Iterator[Path]:
 
 @pytest.fixture
 def fst_fake_workspace(fst_fake_root: Path) -> Iterator[Workspace]:
-    from fs_tools.workspace import Workspace
-
-    with Workspace(fst_fake_root) as workspace:
-        yield workspace
+    yield from _workspace_on(fst_fake_root)
 
 
 @pytest.fixture
@@ -204,6 +209,4 @@ def fst_fake_session(fst_fake_workspace: Workspace) -> Session:
 
 @pytest.fixture
 def fst_fake_writer(fst_fake_workspace: Workspace) -> Iterator[ConcurrentWriter]:
-    writer = ConcurrentWriter(fst_fake_workspace)
-    yield writer
-    writer.close()
+    yield from _writer_on(fst_fake_workspace)

@@ -218,40 +218,29 @@ class FileProvider:
         if target.name is None:
             require_regular(os.stat(target.dir_fd), display)  # a directory: raises
         assert target.name is not None
-        if _O_PATH and _PROC_FD:
-            # the O_PATH handle's stat is taken before anything is opened for reading, and names the very
-            # inode that is then opened: no separate lstat, no identity re-check
-            try:
-                fd, opened = open_regular_with_stat(target.dir_fd, target.name, display)
-            except FileNotFoundError:
-                return None
-            except OSError as exc:
-                raise map_os_error(exc, display) from exc
-            if bounded and opened.st_size > self.max_file_bytes:
-                os.close(fd)
-                self.check_size(opened.st_size, display)
-        else:
+        # With O_PATH the handle's stat is taken before anything is opened for reading and names the very
+        # inode then opened: no separate lstat and no identity re-check. Elsewhere an lstat comes first,
+        # so a FIFO or device is refused before any open, and the opened file must be the one seen.
+        before = None
+        if not (_O_PATH and _PROC_FD):
             before = target.leaf_stat()
             if before is None:
                 return None
-            require_plain_file(before, display)  # before opening, so a FIFO or device is never opened
+            require_plain_file(before, display)
             if bounded:
                 self.check_size(before.st_size, display)
-            try:
-                fd = open_regular(target.dir_fd, target.name, display)
-            except FileNotFoundError:
-                return None
-            except OSError as exc:
-                raise map_os_error(exc, display) from exc
-            try:
-                opened = os.fstat(fd)
-                require_regular(opened, display)
-            except BaseException:
-                os.close(fd)
-                raise
-            if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
-                os.close(fd)
-                return False
+        try:
+            fd, opened = open_regular_with_stat(target.dir_fd, target.name, display)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise map_os_error(exc, display) from exc
+        if before is not None and (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
+            os.close(fd)
+            return False
+        if bounded and opened.st_size > self.max_file_bytes:
+            os.close(fd)
+            self.check_size(opened.st_size, display)
         try:
             hasher = xxhash.xxh3_128()
             size = 0

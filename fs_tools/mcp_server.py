@@ -194,31 +194,45 @@ async def _event_loop_pipes() -> AsyncIterator[tuple[Any, Any]]:
     The SDK reads each line and writes each reply through a worker thread (a dozen thread hand-offs per
     call, most of the per-call latency); the loop's transports need none. The wire moves to private
     descriptors: fd 0 then reads the null device and fd 1 goes to stderr, so a stray print or a child
-    process cannot corrupt it. Anything else (a terminal, a file) gets ``(None, None)``: the SDK's own
-    threaded streams."""
+    process cannot corrupt it. On the way out every reply already written is flushed, the pipes get
+    back the blocking mode they had (the transports make them non-blocking, and the parent shares
+    them), and fds 0 and 1 are restored. Anything else (a terminal, a file) gets ``(None, None)``: the
+    SDK's own threaded streams."""
     if not all(_is_pipe(fd) for fd in (0, 1)):
         yield None, None
         return
     loop = asyncio.get_running_loop()
-    wire_in, wire_out = os.dup(0), os.dup(1)
+    blocking = os.get_blocking(0), os.get_blocking(1)
     saved_in, saved_out = os.dup(0), os.dup(1)
+    wire_in, wire_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
-    reader = asyncio.StreamReader(limit=_MAX_MESSAGE_BYTES)
-    in_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
-    )
-    out_transport, out_protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
-    )
-    writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
+    transports: list[asyncio.BaseTransport] = []
     try:
-        yield _LineReader(reader), _LineWriter(writer)
+        reader = asyncio.StreamReader(limit=_MAX_MESSAGE_BYTES)
+        in_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
+        )
+        transports.append(in_transport)
+        out_transport, out_protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
+        )
+        transports.append(out_transport)
+        out_transport.set_write_buffer_limits(0)  # flush() waits until the pipe has taken every byte
+        writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
+        try:
+            yield _LineReader(reader), _LineWriter(writer)
+        finally:
+            with contextlib.suppress(Exception):  # a reader that went away cannot be flushed to
+                await asyncio.wait_for(writer.drain(), _FLUSH_SECONDS)
     finally:
-        in_transport.close()
-        out_transport.close()
+        for transport in transports:
+            transport.close()
+        for fd, was_blocking in zip((saved_in, saved_out), blocking, strict=True):
+            with contextlib.suppress(OSError):
+                os.set_blocking(fd, was_blocking)
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
         os.close(saved_in)
@@ -226,6 +240,7 @@ async def _event_loop_pipes() -> AsyncIterator[tuple[Any, Any]]:
 
 
 _MAX_MESSAGE_BYTES = 256 << 20  # one JSON-RPC line: content up to the file limit, escaped
+_FLUSH_SECONDS = 10.0
 
 
 def _is_pipe(fd: int) -> bool:
@@ -237,7 +252,10 @@ def _is_pipe(fd: int) -> bool:
 
 
 class _LineReader:
-    """``async for line in stdin`` over a StreamReader (what the SDK's stdio transport iterates)."""
+    """``async for line in stdin`` over a StreamReader (what the SDK's stdio transport iterates).
+
+    A line over the size limit is dropped whole, up to and including its newline: its tail is never
+    taken for a message of its own."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
@@ -246,13 +264,24 @@ class _LineReader:
         return self
 
     async def __anext__(self) -> str:
-        try:
-            line = await self._reader.readline()
-        except ValueError:  # a line over the limit: drop it (the SDK answers nothing to garbage either)
-            return "\n"
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+        dropping = False
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:  # end of input
+                if dropping or not exc.partial:
+                    raise StopAsyncIteration from None
+                line = exc.partial
+            except asyncio.LimitOverrunError as exc:  # the bytes stay buffered: discard them, go on
+                await self._reader.readexactly(exc.consumed)
+                if not dropping:
+                    log.warning("dropped a message longer than %d bytes", _MAX_MESSAGE_BYTES)
+                dropping = True
+                continue
+            if dropping:  # the rest of the over-long line, up to its newline
+                dropping = False
+                continue
+            return line.decode("utf-8", errors="replace")
 
 
 class _LineWriter:

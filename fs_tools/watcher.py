@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from fs_tools.errors import FsError
 from fs_tools.provider import FileProvider
@@ -99,8 +99,7 @@ class Watcher:
         self._told: dict[tuple[str, str], str | None] = {}  # (session, key) -> version last announced
         self._overflows = 0  # times the kernel dropped events: every observed file is then worth a look
         self._rescanned: dict[str, int] = {}  # session -> overflows its full re-hash has covered
-        _OVERFLOW_SIGNAL.watch(self)
-        self._observer = Observer()
+        self._observer = _observer(self._queue_overflowed)
         handler = _Handler(self)
         for root in provider.resolver.roots:
             # only events that can mean new content: the kernel then never queues the open/access/close
@@ -149,12 +148,14 @@ class Watcher:
     def _queue_overflowed(self) -> None:
         """The kernel dropped events (watchdog then rebuilds its watches): any observed file may have
         changed unreported. Sessions re-hash all they observed on their next ``changed()``; subscribers
-        are checked now."""
+        are checked on a thread of their own, so watchdog's reader goes back to draining the queue."""
         with self._lock:
             self._overflows += 1
             first = self._overflows == 1
+            subscribed = any(self._subscribers.values())
         log.log(logging.WARNING if first else logging.DEBUG, "file events were lost; re-hashing every observed file")
-        self._announce(None)
+        if subscribed:
+            threading.Thread(target=self._announce, args=(None,), name="fs-tools-overflow", daemon=True).start()
 
     def _paths_changed(self, paths: set[str]) -> None:
         with self._lock:
@@ -191,42 +192,33 @@ class _Handler(FileSystemEventHandler):
         self._watcher._paths_changed(paths)
 
 
-class _OverflowSignal(logging.Filter):
-    """watchdog rebuilds its inotify watches after the kernel's event queue overflows, but tells no
-    event handler; its warning is the only signal. This filter on watchdog's inotify logger notes that
-    warning for every live watcher. It passes records on as the host's logging configuration would have:
-    if the host silenced watchdog's warnings, the logger is opened to WARNING for us and the record
-    dropped here."""
+def _observer(on_overflow: Callable[[], None]) -> BaseObserver:
+    """A watchdog observer that also calls ``on_overflow`` when the kernel's inotify queue overflows.
 
-    LOGGER = "watchdog.observers.inotify_c"
-    MESSAGE = "Inotify queue overflowed"
+    watchdog (from 7.1) handles an overflow by rebuilding its watches in the watch group's
+    ``on_queue_overflow``, and tells no event handler; the emitter below wraps that method of the group
+    it creates. (Not a log filter on watchdog's warning: a host's logging configuration — a level, a
+    ``dictConfig``, ``logging.disable`` — would silently turn the signal off.) Where inotify is not the
+    backend, the platform's observer is used as is."""
+    try:
+        from watchdog.observers.inotify import InotifyEmitter, InotifyObserver
+    except Exception:  # not Linux: no inotify
+        return Observer()
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._watchers: weakref.WeakSet[Watcher] = weakref.WeakSet()
-        self._installed = False
-        self._host_hides_warnings = False
+    class Emitter(InotifyEmitter):
+        def on_thread_start(self) -> None:
+            super().on_thread_start()
+            group = self._inotify
+            if group is None:  # pragma: no cover - set by the call above
+                return
+            rebuild = group.on_queue_overflow
 
-    def watch(self, watcher: Watcher) -> None:
-        self._watchers.add(watcher)
-        if self._installed:
-            return
-        logger = logging.getLogger(self.LOGGER)
-        if logger.getEffectiveLevel() > logging.WARNING:
-            self._host_hides_warnings = True
-            logger.setLevel(logging.WARNING)
-        logger.addFilter(self)
-        self._installed = True
+            def overflowed() -> None:
+                rebuild()
+                on_overflow()
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno == logging.WARNING and record.getMessage().startswith(self.MESSAGE):
-            for watcher in list(self._watchers):
-                try:
-                    watcher._queue_overflowed()
-                except Exception:  # never break watchdog's own thread
-                    log.exception("recovering from an event overflow failed")
-            return not self._host_hides_warnings
-        return not (self._host_hides_warnings and record.levelno <= logging.WARNING)
+            group.on_queue_overflow = overflowed  # type: ignore[method-assign]
 
-
-_OVERFLOW_SIGNAL = _OverflowSignal()
+    observer = InotifyObserver()
+    observer._emitter_class = Emitter
+    return observer

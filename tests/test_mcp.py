@@ -363,3 +363,52 @@ def test_stdio_to_a_regular_file_uses_the_threaded_streams(root: Path, tmp_path:
         process.wait(timeout=10)
     answers = {m["id"]: m for m in map(json.loads, out.read_text().splitlines()) if "id" in m}
     assert answers[2]["result"]["content"][0]["text"] == "     1\tone"
+
+
+def test_every_reply_written_before_shutdown_reaches_the_client_whole(root: Path) -> None:
+    """Requests sent, stdin closed at once: each line that comes out is complete JSON (replies larger
+    than a pipe buffer are flushed before the server exits)."""
+    (root / "big.txt").write_text("".join(f"line {n} " + "x" * 40 + "\n" for n in range(6000)))  # ~300 KB
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "batch", "version": "0"}}
+    lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}]
+    lines.append({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    read = {"name": "read", "arguments": {"file_path": "big.txt"}}
+    lines += [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": read} for n in (1, 2, 3)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fs_tools.cli", "serve", "--root", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write("".join(json.dumps(line) + "\n" for line in lines).encode())
+    process.stdin.close()
+    time.sleep(1.5)  # a slow reader: the replies fill the pipe while the server is shutting down
+    out = process.stdout.read().decode()
+    process.wait(timeout=30)
+    assert out.endswith("\n")
+    answers = [json.loads(line) for line in out.splitlines()]  # every line parses
+    assert answers[0]["id"] == 0
+
+
+def test_the_pipes_get_their_blocking_mode_back(root: Path, tmp_path: Path) -> None:
+    """The event loop makes the pipes non-blocking; a script that goes on using them after the server
+    exits must find them as they were."""
+    probe = "import os; print(os.get_blocking(0), os.get_blocking(1))"
+    script = f"{sys.executable} -m fs_tools.cli serve --root {root} </dev/stdin; {sys.executable} -c '{probe}'"
+    done = subprocess.run(["sh", "-c", script], input=b"", capture_output=True, timeout=60, check=False)
+    assert done.stdout.decode().split() == ["True", "True"], done.stderr.decode()[-2000:]
+
+
+def test_an_over_long_line_is_dropped_whole() -> None:
+    """The tail of a line over the limit is never read as a message of its own."""
+    from fs_tools.mcp_server import _LineReader
+
+    async def run() -> list[str]:
+        reader = asyncio.StreamReader(limit=64)
+        reader.feed_data(b'{"padding": "' + b"x" * 300 + b'"}, {"smuggled": true}\n{"ok": 1}\n' + b"y" * 200)
+        reader.feed_data(b'\n{"last": 2}')
+        reader.feed_eof()
+        return [line async for line in _LineReader(reader)]
+
+    assert asyncio.run(run()) == ['{"ok": 1}\n', '{"last": 2}']

@@ -5,6 +5,7 @@ calls interleaved one by one."""
 from __future__ import annotations
 
 import asyncio
+import random
 import statistics
 import sys
 import tempfile
@@ -41,8 +42,11 @@ async def _timed(cases: dict[str, Call], rounds: int) -> dict[str, float]:
     for name in names:  # warm
         await cases[name]()
     samples: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        for name in names[r % len(names) :] + names[: r % len(names)]:
+    rng = random.Random(len(names) * 7919 + rounds)
+    for _ in range(rounds):
+        order = names[:]
+        rng.shuffle(order)  # a shuffled order per round, as in bench.harness.interleaved
+        for name in order:
             started = time.perf_counter()
             await cases[name]()
             samples[name].append(time.perf_counter() - started)

@@ -547,6 +547,28 @@ def device(root: Path) -> Path:
     return path
 
 
+def spy_opens_of(node_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Patch ``os.open`` to record every open of this inode (not any other /dev/null) for reading or
+    writing; the list fills as the test runs. An ``O_PATH`` handle names the inode without opening it (no
+    driver code runs), so it is not counted."""
+    node = os.lstat(node_path)
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy_open(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        fd = real_open(file, flags, *args, **kwargs)
+        if flags & getattr(os, "O_PATH", 0):
+            return fd
+        with contextlib.suppress(OSError):
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) == (node.st_dev, node.st_ino):
+                opened.append(os.fsdecode(file))
+        return fd
+
+    monkeypatch.setattr(os, "open", spy_open)
+    return opened
+
+
 @pytest.mark.parametrize("via", ["direct", "in-root-link", "absolute"])
 @pytest.mark.parametrize("tool", TOOLS)
 def test_a_device_node_is_refused_without_being_opened(
@@ -557,20 +579,7 @@ def test_a_device_node_is_refused_without_being_opened(
         os.symlink("null", root / "null_alias")
     node = os.lstat(device)
     before = world(tmp_path)
-    opened: list[str] = []
-    real_open = os.open
-
-    def spy_open(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        fd = real_open(file, flags, *args, **kwargs)
-        if flags & getattr(os, "O_PATH", 0):
-            return fd  # an O_PATH handle names the inode without opening it: no driver code runs
-        with contextlib.suppress(OSError):
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) == (node.st_dev, node.st_ino):  # this node, not any other /dev/null
-                opened.append(os.fsdecode(file))
-        return fd
-
-    monkeypatch.setattr(os, "open", spy_open)
+    opened = spy_opens_of(device, monkeypatch)
     session = workspace.session(f"device-{via}-{tool}")
     if tool != "read":
         primed = session.call("read", {"file_path": path})

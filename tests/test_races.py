@@ -18,7 +18,6 @@ within its iteration count.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import errno
 import os
@@ -30,9 +29,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
+from test_attacks import spy_opens_of
 from test_sandbox import tree
 
 from fs_tools import Workspace
@@ -415,21 +414,7 @@ def test_a_device_node_swapped_in_while_a_file_is_read_is_never_opened(
         os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(1, 3))
     except OSError as exc:
         pytest.skip(f"mknod is not permitted here: {exc}")
-    node = os.lstat(device)
-    opened: list[str] = []
-    real_open = os.open
-
-    def spy_open(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        fd = real_open(file, flags, *args, **kwargs)
-        if flags & getattr(os, "O_PATH", 0):
-            return fd  # an O_PATH handle names the inode without opening it: no driver is involved
-        with contextlib.suppress(OSError):
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) == (node.st_dev, node.st_ino):
-                opened.append(os.fsdecode(file))
-        return fd
-
-    monkeypatch.setattr(os, "open", spy_open)
+    opened = spy_opens_of(device, monkeypatch)
     session = workspace.session("race-e")
     with racing(helper, Swap(target, device), tmp_path / "stop") as flips:
         for _ in range(READS):

@@ -85,24 +85,38 @@ def tool_pages() -> dict[str, str]:
     """``{page path: markdown}`` for every tool."""
     pages = {}
     with scratch() as s:
-        for name, tool in s.workspace.tools.items():
-            pages[tool_page_path(name)] = _tool_page(tool, s)
-    pages["reference/tools/index.md"] = _tools_index(pages)
+        tools = list(s.workspace.tools.values())
+        for tool in tools:
+            pages[tool_page_path(tool.name)] = _tool_page(tool, s)
+    pages["reference/tools/index.md"] = _tools_index(tools)
     return pages
 
 
-def _tools_index(pages: dict[str, str]) -> str:
+def _tools_index(tools: list[Tool[Any]]) -> str:
     lines = [
         "# Tools",
         "",
         "Generated from the code: arguments, outputs and examples are what fs-tools publishes and returns.",
         "",
     ]
-    for path, text in pages.items():
-        name = Path(path).stem
-        summary = text.split("\n\n", 2)[1].split(". ")[0].rstrip(".")
-        lines.append(f"- [`{name}`]({name}.md) — {summary}.")
+    for tool in tools:
+        summary = tool.description.split(". ")[0].rstrip(".")
+        lines.append(f"- [`{tool.name}`]({tool.name}.md) — {summary}.")
     return "\n".join(lines) + "\n"
+
+
+def _preconditions(tool: Tool[Any]) -> str:
+    if tool.name == "read":
+        return "Records the version it read: a later write or edit of the file is checked against it."
+    if tool.read_only:
+        return "Read-only: it records nothing and never changes a file."
+    allowed = "The workspace is not read-only and the path is not protected. "
+    if tool.name in _READ_FIRST:
+        return allowed + "The session must have read the file, and the file must not have changed since."
+    return allowed + (
+        "Creating a file needs nothing; replacing an existing file needs a read of it in this session, and "
+        "the file must not have changed since."
+    )
 
 
 def _tool_page(tool: Tool[Any], s: Scratch) -> str:
@@ -110,20 +124,7 @@ def _tool_page(tool: Tool[Any], s: Scratch) -> str:
     required = set(schema.get("required", []))
     out = [f"# `{tool.name}`", "", tool.description, ""]
     out += [
-        "**Preconditions.** "
-        + (
-            "Read-only: it records nothing and never changes a file."
-            if tool.read_only and tool.name != "read"
-            else "Records the version it read: a later write or edit of the file is checked against it."
-            if tool.name == "read"
-            else "The workspace is not read-only and the path is not protected. "
-            + (
-                "The session must have read the file, and the file must not have changed since."
-                if tool.name in _READ_FIRST
-                else "Creating a file needs nothing; replacing an existing file needs a read of it in this "
-                "session, and the file must not have changed since."
-            )
-        ),
+        f"**Preconditions.** {_preconditions(tool)}",
         "",
         "## Arguments",
         "",

@@ -418,15 +418,11 @@ class FileProvider:
             log.info("removed %d orphaned temp file(s)", removed)
 
 
-def open_regular(dir_fd: int, name: str, display: str) -> int:
-    """Open ``name`` for reading only if it is a regular file, without ever opening anything else."""
-    return open_regular_with_stat(dir_fd, name, display)[0]
-
-
 def open_regular_with_stat(dir_fd: int, name: str, display: str) -> tuple[int, os.stat_result]:
-    """``open_regular``, and the file's stat taken on the way.
+    """Open ``name`` for reading only if it is a regular file, without ever opening anything else; with
+    the file's stat taken on the way.
 
-    The ``lstat`` before this call is not enough: a device or FIFO renamed into place afterwards would be
+    An ``lstat`` before this call is not enough: a device or FIFO renamed into place afterwards would be
     opened, and opening a device can act (rewind a tape, arm a watchdog). On Linux an ``O_PATH``
     descriptor names the inode without opening it; only once ``fstat`` shows a regular file is it
     reopened for reading through ``/proc/self/fd``, which the kernel resolves to that same inode.

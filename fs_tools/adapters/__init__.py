@@ -8,7 +8,8 @@ codes and teaching messages, never a framework's generic validation error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fs_tools.result import ToolResult
@@ -17,3 +18,8 @@ if TYPE_CHECKING:
 def render(result: ToolResult) -> str:
     """What a model reads from a result: the text, prefixed with ``ERROR <code>:`` on a failure."""
     return f"ERROR {result.error.code}: {result.text}" if result.error is not None else result.text
+
+
+def field_of(item: Any, name: str) -> Any:
+    """A field of a dict, or of an SDK's object (the ``openai`` and ``anthropic`` packages' models)."""
+    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)

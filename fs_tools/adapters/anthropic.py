@@ -8,10 +8,10 @@ Plain dicts: the ``anthropic`` package is not needed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from fs_tools.adapters import render
+from fs_tools.adapters import field_of, render
 from fs_tools.result import ToolResult
 from fs_tools.workspace import Session, Workspace
 
@@ -21,21 +21,17 @@ def tool_definitions(workspace: Workspace) -> list[dict[str, Any]]:
     return [dict(schema) for schema in workspace.tool_schemas()]
 
 
-def _field(block: Any, name: str) -> Any:
-    return block.get(name) if isinstance(block, Mapping) else getattr(block, name, None)
-
-
 def call_tool_use(session: Session, block: Any) -> ToolResult:
     """Run one ``tool_use`` block (``{"type": "tool_use", "id", "name", "input"}``, a dict or an SDK
     object). ``input`` goes to fs-tools as the model wrote it."""
-    return session.call(_field(block, "name"), _field(block, "input"))
+    return session.call(field_of(block, "name"), field_of(block, "input"))
 
 
 def tool_result(session: Session, block: Any) -> dict[str, Any]:
     """The ``tool_result`` block answering a ``tool_use`` block; ``is_error`` is set on failures and the
     text starts with the error code."""
     result = call_tool_use(session, block)
-    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": _field(block, "id"), "content": render(result)}
+    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": field_of(block, "id"), "content": render(result)}
     if result.is_error:
         out["is_error"] = True
     return out
@@ -44,4 +40,4 @@ def tool_result(session: Session, block: Any) -> dict[str, Any]:
 def tool_results(session: Session, content: Iterable[Any]) -> list[dict[str, Any]]:
     """``tool_result`` blocks for every ``tool_use`` block of an assistant message's content, in order
     (the content of the next user message)."""
-    return [tool_result(session, block) for block in content if _field(block, "type") == "tool_use"]
+    return [tool_result(session, block) for block in content if field_of(block, "type") == "tool_use"]

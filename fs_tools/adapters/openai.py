@@ -11,11 +11,10 @@ needed.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from fs_tools.adapters import render
+from fs_tools.adapters import field_of, render
 from fs_tools.result import ToolResult
 from fs_tools.workspace import Session, Workspace
 
@@ -78,17 +77,12 @@ def tool_definitions(workspace: Workspace, *, strict: bool = False, api: str = "
     return out
 
 
-def _field(item: Any, name: str) -> Any:
-    """A field of a dict or of an SDK object (the ``openai`` package's pydantic models)."""
-    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
-
-
 def call_tool(session: Session, tool_call: Any) -> ToolResult:
     """Run a Chat Completions tool call (``{"id", "type": "function", "function": {"name",
     "arguments"}}``) or a Responses ``function_call`` item (``{"call_id", "name", "arguments"}``).
     ``arguments`` is the model's JSON string, passed as is: broken JSON is an INVALID_ARGS result."""
-    function = _field(tool_call, "function") or tool_call
-    return session.call(_field(function, "name"), _field(function, "arguments"))
+    function = field_of(tool_call, "function") or tool_call
+    return session.call(field_of(function, "name"), field_of(function, "arguments"))
 
 
 def answer_tool_call(session: Session, tool_call: Any) -> dict[str, Any]:
@@ -97,16 +91,7 @@ def answer_tool_call(session: Session, tool_call: Any) -> dict[str, Any]:
     failure the content starts with the error code, so the model sees which rule it broke."""
     result = call_tool(session, tool_call)
     content = render(result)
-    call_id = _field(tool_call, "call_id")
-    if call_id is not None and _field(tool_call, "function") is None:
+    call_id = field_of(tool_call, "call_id")
+    if call_id is not None and field_of(tool_call, "function") is None:
         return {"type": "function_call_output", "call_id": call_id, "output": content}
-    return {"role": "tool", "tool_call_id": _field(tool_call, "id"), "content": content}
-
-
-def parse_arguments(tool_call: Any) -> Any:
-    """The decoded arguments of a tool call, or the raw string when it is not JSON (for logging)."""
-    raw = _field(_field(tool_call, "function") or tool_call, "arguments")
-    try:
-        return json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError:
-        return raw
+    return {"role": "tool", "tool_call_id": field_of(tool_call, "id"), "content": content}

@@ -52,10 +52,7 @@ def render_page(
     width = number_width(first + len(window) - 1)
     cut = full_lengths or {}
     if cut:
-        rows = [
-            numbered(n, text, width, cut.get(i)) if i in cut else f"{n:>{width}}\t{text}"
-            for i, (n, text) in enumerate(zip(itertools.count(first), window))
-        ]
+        rows = [numbered(first + i, text, width, cut.get(i)) for i, text in enumerate(window)]
     else:  # the common case, without a Python-level step per row
         numbers = [str(n).rjust(width) for n in range(first, first + len(window))]
         rows = list(map("\t".join, zip(numbers, window, strict=True)))

@@ -15,6 +15,7 @@ from typing import Any
 from fs_tools.errors import (
     Aborted,
     AmbiguousEdit,
+    Busy,
     EditNotFound,
     HarnessError,
     InternalError,
@@ -151,6 +152,8 @@ def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Collection[
 def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
     if details.get("subject") == "content":
         return f"{exc.message} — the host limits files to that size; write less content per file"
+    if details.get("subject") == "read":
+        return f"{exc.message} for reading — use grep to find what you need in it, or ask the user"
     return (
         f"{exc.message} — edit and write work on files up to the limit; read still pages through "
         "larger files with offset and limit"
@@ -171,6 +174,10 @@ def _io(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -
     return exc.message
 
 
+def _busy(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    return f"{exc.message} — another program is writing there; retry the call in a moment"
+
+
 _Renderer = Callable[[HarnessError, Mapping[str, Any], Collection[str]], str]
 _RENDERERS: dict[type[HarnessError], _Renderer] = {
     StaleVersion: _stale,
@@ -182,4 +189,5 @@ _RENDERERS: dict[type[HarnessError], _Renderer] = {
     TooLarge: _too_large,
     SandboxDenied: _sandbox,
     IoError: _io,
+    Busy: _busy,
 }

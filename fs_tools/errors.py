@@ -27,6 +27,7 @@ one is breaking) and ``name`` (the class name). Lower layers state conditions; t
         ├── StaleVersion                FS_STALE_VERSION
         ├── EditNotFound                FS_EDIT_NOT_FOUND
         ├── AmbiguousEdit               FS_AMBIGUOUS_EDIT
+        ├── Busy                        FS_BUSY
         └── Aborted                     FS_ABORTED
 """
 
@@ -258,6 +259,13 @@ class AmbiguousEdit(FsError):
         "Include more surrounding lines in old_string so it matches once, or set replace_all to replace "
         "every occurrence."
     )
+
+
+class Busy(FsError):
+    """Another writer held the file's or its directory's lock for longer than the host's lock timeout."""
+
+    default_code = "FS_BUSY"
+    recovery = "Nothing was changed; another program is writing there. Retry the call in a moment."
 
 
 class Aborted(FsError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import fcntl
 import json
 import logging
 import os
@@ -295,6 +296,17 @@ def _fs_aborted(s: Scratch) -> ToolResult:
     raise RuntimeError("the commit was not aborted")
 
 
+def _busy(s: Scratch) -> ToolResult:
+    s.session.call("read", {"file_path": "notes.txt"})
+    holder = os.open(s.root, os.O_RDONLY | os.O_DIRECTORY)  # a separate open: its flock excludes ours
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with mock.patch.object(s.workspace.provider, "lock_timeout", 0.05):
+            return s.session.call("write", {"file_path": "notes.txt", "content": "new\n"})
+    finally:
+        os.close(holder)
+
+
 def _binary(s: Scratch) -> ToolResult:
     (s.root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
     return s.session.call("read", {"file_path": "logo.png"})
@@ -325,6 +337,7 @@ ERROR_EXAMPLES: dict[str, Callable[[Scratch], ToolResult]] = {
     "FS_STALE_VERSION": _stale,
     "FS_EDIT_NOT_FOUND": _edit_not_found,
     "FS_AMBIGUOUS_EDIT": _ambiguous,
+    "FS_BUSY": _busy,
     "FS_ABORTED": _fs_aborted,
 }
 

@@ -4,10 +4,12 @@ validation, the tool body and the error boundary."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
+import logging
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -24,12 +26,61 @@ from fs_tools.errors import (
 )
 from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import CancelToken, FileProvider
+from fs_tools.provider.files import DEFAULT_LOCK_SECONDS, DEFAULT_MAX_READ_BYTES
 from fs_tools.result import ToolResult
 from fs_tools.tools import ALL_TOOLS, Tool, ToolContext
 from fs_tools.watcher import Change, Watcher, changes_among
 from policy import MemoryStore, ObservationStore, ProtectedPaths
 
 DEFAULT_MAX_FILE_BYTES = 16 << 20
+CLOSE_WAIT_SECONDS = 30.0
+
+log = logging.getLogger("fs_tools.workspace")
+
+
+class _InFlight:
+    """The calls running on a workspace, so ``close`` can stop and wait for them; refuses new calls
+    once closing. ``closing`` doubles as every call's cancel token: a call in flight stops at its next
+    safe point (before any commit)."""
+
+    def __init__(self) -> None:
+        self.closing = threading.Event()
+        self._idle = threading.Condition()
+        self._active = 0
+
+    @contextlib.contextmanager
+    def enter(self) -> Iterator[bool]:
+        """Yields False (and counts nothing) when the workspace is closing or closed."""
+        with self._idle:
+            if self.closing.is_set():
+                admitted = False
+            else:
+                admitted = True
+                self._active += 1
+        try:
+            yield admitted
+        finally:
+            if admitted:
+                with self._idle:
+                    self._active -= 1
+                    self._idle.notify_all()
+
+    def close(self, timeout: float) -> bool:
+        """Refuse new calls, cancel those in flight, wait for them; False if some were still running."""
+        with self._idle:
+            self.closing.set()
+            return self._idle.wait_for(lambda: self._active == 0, timeout)
+
+
+class _EitherCancel:
+    """Set when the caller's token or the workspace's closing event is set."""
+
+    def __init__(self, caller: CancelToken | None, closing: threading.Event) -> None:
+        self._caller = caller
+        self._closing = closing
+
+    def is_set(self) -> bool:
+        return self._closing.is_set() or (self._caller is not None and self._caller.is_set())
 
 
 class Workspace:
@@ -39,7 +90,9 @@ class Workspace:
     patterns no write or edit may touch; ``max_file_bytes`` bounds what is read or written;
     ``store`` is an ``ObservationStore`` or the path of a SQLite file that keeps observations across
     processes (in-memory by default); ``search_seconds`` is grep's time budget; ``watch`` starts one
-    watchdog observer for all roots, so ``session.changed()`` re-hashes only what it reported.
+    watchdog observer for all roots, so ``session.changed()`` re-hashes only what it reported;
+    ``lock_timeout`` bounds how long a call waits for a lock another writer holds (then ``FS_BUSY``);
+    ``max_read_bytes`` is the largest file ``read`` scans (it pages, but hashes the whole file).
     """
 
     def __init__(
@@ -52,9 +105,15 @@ class Workspace:
         store: ObservationStore | str | os.PathLike[str] | None = None,
         search_seconds: float = 10.0,
         watch: bool = False,
+        lock_timeout: float = DEFAULT_LOCK_SECONDS,
+        max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
     ) -> None:
         root_list = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
-        self.provider = FileProvider(root_list, max_file_bytes=max_file_bytes)
+        self._in_flight = _InFlight()
+        self.provider = FileProvider(
+            root_list, max_file_bytes=max_file_bytes, max_read_bytes=max(max_read_bytes, max_file_bytes),
+            lock_timeout=lock_timeout,
+        )
         self.read_only = read_only
         self.search_seconds = search_seconds
         self.protected = ProtectedPaths(protected)
@@ -79,14 +138,34 @@ class Workspace:
         """``{"name", "description", "input_schema"}`` for every tool."""
         return [tool.schema() for tool in self.tools.values()]
 
+    @property
+    def closed(self) -> bool:
+        return self._in_flight.closing.is_set()
+
     def close(self) -> None:
+        """Refuse new calls, stop the calls in flight at their next safe point and wait for them, then
+        release the roots, the watcher and the store. Idempotent."""
+        if self.closed:
+            return
+        settled = self._in_flight.close(CLOSE_WAIT_SECONDS)
         if self.watcher is not None:
             self.watcher.close()
             self.watcher = None
-        self.provider.close()
+        if settled:
+            self.provider.close()
+        else:  # a call still holds the root descriptors: closing them could let it act on a reused number
+            log.error("workspace closed with calls still running; its root descriptors are left open")
         closer = getattr(self.store, "close", None)
-        if callable(closer):
+        if callable(closer) and settled:
             closer()
+
+    @contextlib.contextmanager
+    def _open_for(self, what: str) -> Iterator[None]:
+        """For host-side calls other than tools: a one-line error once the workspace is closed."""
+        with self._in_flight.enter() as admitted:
+            if not admitted:
+                raise RuntimeError(f"{what} on a closed Workspace")
+            yield
 
     def __enter__(self) -> Workspace:
         return self
@@ -99,8 +178,18 @@ class Workspace:
     def dispatch(self, session: str, name: object, arguments: object, cancel: CancelToken | None = None) -> ToolResult:
         """Run one call; never raises for anything a caller can send."""
         tool_name = name if isinstance(name, str) else repr(name)
+        with self._in_flight.enter() as admitted:
+            if not admitted:
+                return ToolResult.failure(
+                    ToolAbortedBeforeDispatch(f"the call to {tool_name!r} was refused: the workspace is closed")
+                )
+            return self._dispatch(session, tool_name, name, arguments, _EitherCancel(cancel, self._in_flight.closing))
+
+    def _dispatch(
+        self, session: str, tool_name: str, name: object, arguments: object, cancel: CancelToken
+    ) -> ToolResult:
         try:
-            if cancel is not None and cancel.is_set():
+            if cancel.is_set():
                 raise ToolAbortedBeforeDispatch(f"the call to {tool_name!r} was cancelled before it started")
             tool = self._tool(name)
             args = validate_arguments(tool.arguments, arguments)
@@ -172,10 +261,11 @@ class Session:
 
         With ``watch=True`` only paths the observer reported are re-hashed; without it, every observed
         file is. A hint for the harness: the commit's version check stays the authority."""
-        watcher = self.workspace.watcher
-        if watcher is not None:
-            return watcher.changes(self.key)
-        return changes_among(self.workspace.provider, self.workspace.store.observed(self.key), None)
+        with self.workspace._open_for("session.changed()"):
+            watcher = self.workspace.watcher
+            if watcher is not None:
+                return watcher.changes(self.key)
+            return changes_among(self.workspace.provider, self.workspace.store.observed(self.key), None)
 
     def on_change(self, callback: Callable[[Change], None]) -> Callable[[], None]:
         """Be told (on the watcher's thread) of each real change to a file this session observed; needs
@@ -208,7 +298,7 @@ class Session:
             self.workspace.store.forget(self.key)
             return
         validate_arguments(_ForgetArgs, {"file_path": path})  # a ToolArgsError names what is wrong
-        with self.workspace.provider.resolve(path) as target:
+        with self.workspace._open_for("session.forget()"), self.workspace.provider.resolve(path) as target:
             self.workspace.store.forget(self.key, target.key)
 
 

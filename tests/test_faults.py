@@ -237,8 +237,16 @@ def _pause_in_child(point: str, notify: int) -> None:
         real_rename(*args, **kwargs)
         stop()  # published, the directory not yet synced, the directory lock still held
 
+    def exchange(*args: Any) -> bool:  # a replace publishes by swapping names where the kernel can
+        swapped = real_exchange(*args)
+        stop()  # published, the replaced file not yet removed, the directory lock still held
+        return swapped
+
+    real_exchange = publish.exchange
     hooks: dict[str, Callable[..., Any]] = {"write": write, "fsync": fsync, "rename": rename}
     patch.setattr(os, point, hooks[point])
+    if point == "rename":
+        patch.setattr(publish, "exchange", exchange)
 
 
 def _writer_child(root: Path, notify: int, gen: int, pause: str | None) -> None:  # pragma: no cover - child
@@ -312,7 +320,9 @@ def test_sigkill_of_a_writer_at_random_moments_never_loses_or_tears_the_file(roo
                 temps = temps_under(root)
                 if pause == "rename":
                     assert target.read_bytes() == new, "paused after the rename, but the new bytes are not there"
-                    assert temps == [], "a temp remains after publication"
+                    # Published by swapping names: until it is removed, the replaced version sits under the
+                    # temp name, unlocked (an orphan for the next writer's sweep); by a plain rename, nothing.
+                    assert [t.read_bytes() for t in temps] in ([], [before]), f"unexpected temps {temps}"
                 else:
                     assert target.read_bytes() == before, "the target changed before publication"
                     # The child's first write swept every orphan of earlier killed writers: only its own remains.
@@ -654,10 +664,11 @@ def test_exdev_or_ebusy_on_rename_is_io_error(
         raise OSError(err, os.strerror(err))
 
     monkeypatch.setattr(f"{FILES_OS}.rename", rename)
+    monkeypatch.setattr(f"{PUBLISH}.exchange", rename)  # the swap that publishes a replace where it can
     result = mutate(session, tool, "f.txt", "old line", "new line")
     monkeypatch.undo()
 
-    assert calls, "os.rename was never called"
+    assert calls, "neither the swap nor os.rename was called"
     assert code_of(result) == "FS_IO_ERROR", result.text
     assert err in cause_errnos(result)
     original.assert_intact()
@@ -683,7 +694,7 @@ def test_exdev_or_ebusy_publishing_a_new_file_is_io_error(
         raise OSError(err, os.strerror(err))
 
     if route == "renameat2":
-        monkeypatch.setattr(f"{PUBLISH}._NATIVE", (native, 1))
+        monkeypatch.setattr(f"{PUBLISH}._NATIVE", (native, 1, 2))
     else:
         monkeypatch.setattr(f"{PUBLISH}._NATIVE", None)
         monkeypatch.setattr(f"{PUBLISH}.os.link", link)
@@ -813,8 +824,15 @@ def _interrupting(point: str, directory: Path, fired: list[str], monkeypatch: py
             fired.append("rename_no_replace")
             raise KeyboardInterrupt
 
+        def exchange(dir_fd: int, first: str, second: str) -> bool:
+            real_exchange(dir_fd, first, second)
+            fired.append("exchange")
+            raise KeyboardInterrupt
+
+        real_exchange = publish.exchange
         monkeypatch.setattr(f"{FILES_OS}.rename", rename)
         monkeypatch.setattr(f"{PUBLISH}.rename_no_replace", rename_no_replace)
+        monkeypatch.setattr(f"{PUBLISH}.exchange", exchange)
 
 
 @pytest.mark.parametrize("point", ["write", "fsync", "after-publication"])

@@ -14,6 +14,7 @@ import logging
 import os
 import stat
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -21,18 +22,25 @@ from typing import Literal, Protocol, TypeVar
 
 import xxhash
 
-from fs_tools.errors import Aborted, IoError, NotFound, NotRegularFile, StaleVersion, TooLarge
+from fs_tools.errors import Aborted, Busy, FsError, IoError, NotFound, NotRegularFile, StaleVersion, TooLarge
 from fs_tools.provider import publish
 from fs_tools.provider.content import changed_lines, version_of
 from fs_tools.provider.oserrors import map_os_error
 from fs_tools.provider.resolve import Resolved, Resolver, require_regular
-from fs_tools.provider.tempfiles import create_temp, remove_orphans
+from fs_tools.provider.tempfiles import Sweeper, create_temp
 
 log = logging.getLogger("fs_tools.provider")
 
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 _READ_ATTEMPTS = 3
 _CHUNK = 1 << 20
+DEFAULT_LOCK_SECONDS = 5.0
+DEFAULT_MAX_READ_BYTES = 1 << 30
+# File timestamps as coarse as 2 s (FAT), 1 s (ext4 with 128-byte inodes) or a 1-4 ms kernel tick
+# (kernels before 6.13) cannot tell apart two changes within one tick, and a freed inode number is
+# reused at once: an unchanged stat proves unchanged bytes only for a file last changed well before it
+# was read (git's "racily clean" rule). A fresher file is hashed again.
+_RACY_NS = 3_000_000_000
 
 
 class CancelToken(Protocol):
@@ -46,6 +54,13 @@ class Snapshot:
     data: bytes
     version: str
     stat: os.stat_result
+    taken_ns: int = 0  # wall-clock time when the read began; 0: unknown
+
+
+def _stat_vouches(snap: Snapshot) -> bool:
+    """Whether an unchanged stat of the file would prove its bytes unchanged since ``snap``."""
+    changed = max(snap.stat.st_ctime_ns, snap.stat.st_mtime_ns)
+    return changed + _RACY_NS < snap.taken_ns
 
 
 def _same_file_state(a: os.stat_result, b: os.stat_result) -> bool:
@@ -77,6 +92,7 @@ class Scan:
     stat: os.stat_result
     size: int
     settled: bool = True
+    taken_ns: int = 0
 
 
 class _Collector:
@@ -98,26 +114,54 @@ class _Collector:
 
 
 class KeyedLocks:
-    """One lock per file key, created on demand and dropped when nobody holds or waits for it."""
+    """One lock per file key, created on demand and dropped when nobody holds or waits for it.
 
-    def __init__(self) -> None:
+    A wait is bounded by ``timeout`` seconds (then ``FS_BUSY``) and ends early, with ``FS_ABORTED``,
+    when the caller's cancel token is set."""
+
+    def __init__(self, timeout: float = DEFAULT_LOCK_SECONDS) -> None:
+        self.timeout = timeout
         self._guard = threading.Lock()
         self._locks: dict[str, tuple[threading.Lock, list[int]]] = {}
 
     @contextlib.contextmanager
-    def hold(self, key: str) -> Iterator[None]:
+    def hold(self, key: str, *, cancel: CancelToken | None = None, display: str = "the file") -> Iterator[None]:
         with self._guard:
             lock, users = self._locks.setdefault(key, (threading.Lock(), [0]))
             users[0] += 1
-        lock.acquire()
         try:
-            yield
+            holder = "another call in this process"
+            _wait_for(lambda pause: lock.acquire(timeout=pause), self.timeout, cancel, display, holder)
+            try:
+                yield
+            finally:
+                lock.release()
         finally:
-            lock.release()
             with self._guard:
                 users[0] -= 1
                 if users[0] == 0:
                     del self._locks[key]
+
+
+def _wait_for(
+    attempt: Callable[[float], bool], timeout: float, cancel: CancelToken | None, display: str, holder: str
+) -> None:
+    """Call ``attempt(pause)`` until it succeeds (it may block up to ``pause`` seconds itself), the
+    cancel token is set (``Aborted``) or ``timeout`` seconds pass (``Busy``)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while not attempt(0):
+        if cancel is not None and cancel.is_set():
+            raise Aborted(f"waiting for the lock on {display!r} was cancelled before anything was written")
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise Busy(
+                f"{display!r} is locked by {holder} (waited {timeout:g} s); nothing was written",
+                details={"waited": timeout},
+            )
+        if attempt(min(pause, remaining)):
+            return
+        pause = min(pause * 2, 0.05)
 
 
 class VersionCache:
@@ -151,16 +195,32 @@ class VersionCache:
 class FileProvider:
     """Confined, versioned file access over a fixed set of roots."""
 
-    def __init__(self, roots: Sequence[str | os.PathLike[str]], *, max_file_bytes: int = 16 << 20) -> None:
+    def __init__(
+        self,
+        roots: Sequence[str | os.PathLike[str]],
+        *,
+        max_file_bytes: int = 16 << 20,
+        max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        lock_timeout: float = DEFAULT_LOCK_SECONDS,
+    ) -> None:
         if max_file_bytes < 1:
-            raise ValueError("max_file_bytes must be positive")
+            raise ValueError(f"max_file_bytes must be positive, got {max_file_bytes!r}")
+        if max_read_bytes < max_file_bytes:
+            raise ValueError(
+                f"max_read_bytes ({max_read_bytes!r}) must be at least max_file_bytes ({max_file_bytes!r})"
+            )
+        if not lock_timeout > 0:
+            raise ValueError(f"lock_timeout must be a positive number of seconds, got {lock_timeout!r}")
         self.resolver = Resolver(roots)
         self.max_file_bytes = max_file_bytes
-        self.locks = KeyedLocks()
+        self.max_read_bytes = max_read_bytes
+        self.lock_timeout = lock_timeout
+        self.locks = KeyedLocks(lock_timeout)
         self.cache = VersionCache()
-        self._swept: set[tuple[int, int]] = set()
+        self.sweeper = Sweeper()
 
     def close(self) -> None:
+        self.sweeper.close()
         self.resolver.close()
 
     def resolve(self, path: str, *, create_parents: bool = False) -> contextlib.AbstractContextManager[Resolved]:
@@ -175,7 +235,7 @@ class FileProvider:
         if found is None:
             return None
         collector, scan = found
-        snap = Snapshot(data=collector.data(), version=scan.version, stat=scan.stat)
+        snap = Snapshot(data=collector.data(), version=scan.version, stat=scan.stat, taken_ns=scan.taken_ns)
         self.cache.put(snap.version, snap.data)
         return snap
 
@@ -218,6 +278,7 @@ class FileProvider:
         if target.name is None:
             require_regular(os.stat(target.dir_fd), display)  # a directory: raises
         assert target.name is not None
+        started = time.time_ns()
         # With O_PATH the handle's stat is taken before anything is opened for reading and names the very
         # inode then opened: no separate lstat and no identity re-check. Elsewhere an lstat comes first,
         # so a FIFO or device is refused before any open, and the opened file must be the one seen.
@@ -238,13 +299,16 @@ class FileProvider:
         if before is not None and (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
             os.close(fd)
             return False
-        if bounded and opened.st_size > self.max_file_bytes:
+        limit = self.max_file_bytes if bounded else self.max_read_bytes
+        if opened.st_size > limit:
             os.close(fd)
-            self.check_size(opened.st_size, display)
+            self.check_size(opened.st_size, display, limit)
         try:
             hasher = xxhash.xxh3_128()
             size = 0
-            while chunk := os.read(fd, _CHUNK):
+            # Never past the size the file had when it was opened: a file that keeps growing (another
+            # process appending, or extending it sparsely) cannot keep the read, and the lock, forever.
+            while size < opened.st_size and (chunk := os.read(fd, min(_CHUNK, opened.st_size - size))):
                 hasher.update(chunk)
                 size += len(chunk)
                 sink.feed(chunk)
@@ -254,15 +318,17 @@ class FileProvider:
         finally:
             os.close(fd)
         settled = _same_file_state(opened, after) and size == after.st_size  # else a writer raced the read
-        return Scan(version=hasher.hexdigest(), stat=after, size=size, settled=settled)
+        return Scan(version=hasher.hexdigest(), stat=after, size=size, settled=settled, taken_ns=started)
 
-    def check_size(self, size: int, display: str) -> None:
-        """FS_TOO_LARGE when a file of ``size`` bytes is over the limit for whole-file work."""
-        if size > self.max_file_bytes:
-            raise TooLarge(
-                f"{display!r} is {size:,} bytes, over the {self.max_file_bytes:,}-byte limit",
-                details={"size": size, "limit": self.max_file_bytes},
-            )
+    def check_size(self, size: int, display: str, limit: int | None = None) -> None:
+        """FS_TOO_LARGE when a file of ``size`` bytes is over the limit for whole-file work (or over
+        ``limit``: the read limit)."""
+        limit = self.max_file_bytes if limit is None else limit
+        if size > limit:
+            details: dict[str, object] = {"size": size, "limit": limit}
+            if limit != self.max_file_bytes:
+                details["subject"] = "read"
+            raise TooLarge(f"{display!r} is {size:,} bytes, over the {limit:,}-byte limit", details=details)
 
     # --- writing ------------------------------------------------------------------------------------
 
@@ -280,7 +346,8 @@ class FileProvider:
         is None and it still does not exist; ``FS_STALE_VERSION`` otherwise.
 
         The caller holds ``self.locks.hold(target.key)``. ``basis`` is a snapshot already taken under
-        that lock; when the file's stat still matches it, the bytes are not hashed again.
+        that lock; the last check, under the directory's OS lock, trusts an unchanged stat of it only
+        when the file was last changed well before the snapshot was read.
         """
         self.check_content_size(len(data), display)
         if target.name is None:
@@ -295,6 +362,7 @@ class FileProvider:
             raise Aborted(f"writing {display!r} was cancelled before anything was written")
         keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
         new_stat = self._publish(target, data, keep, expected=expected, basis=basis, display=display, cancel=cancel)
+        _sync_created_directories(target, display)
         snap = Snapshot(data=data, version=version_of(data), stat=new_stat)
         self.cache.put(snap.version, data)
         return snap
@@ -314,8 +382,12 @@ class FileProvider:
         expected: str | None,
         display: str,
         basis: Snapshot | None,
+        strict: bool = False,
     ) -> Snapshot | None:
-        """Raise unless the file is as expected; return the snapshot that proves it (if any)."""
+        """Raise unless the file is as expected; return the snapshot that proves it (if any).
+
+        ``strict`` (the last check, under the directory lock) trusts an unchanged stat only where it
+        proves unchanged bytes; the early check takes it as a hint, since the last one decides."""
         if current is not None:
             require_plain_file(current, display)
         if expected is None:
@@ -324,7 +396,12 @@ class FileProvider:
             return None
         if current is None:
             raise vanished(display)
-        if basis is not None and basis.version == expected and _same_file_state(basis.stat, current):
+        if (
+            basis is not None
+            and basis.version == expected
+            and _same_file_state(basis.stat, current)
+            and (not strict or _stat_vouches(basis))
+        ):
             return basis
         now = self.snapshot(target, display)
         if now is None:
@@ -357,12 +434,13 @@ class FileProvider:
         """Write a complete temp file, then — holding the directory's OS lock, which other processes and
         other workspaces respect too — re-check the expectation and rename it into place.
 
-        ``keep`` is the replaced file's (mode, uid, gid); a new file is created with mode 0o666 and the
-        kernel applies the process umask, which is never read or changed here.
+        ``keep`` is the replaced file's (mode, uid, gid), less the set-user-ID and set-group-ID bits
+        (cleared as the kernel clears them when a file's content is written); a new file is created
+        with mode 0o666 and the kernel applies the process umask, which is never read or changed here.
         """
         dir_fd, name = target.dir_fd, target.name
         assert dir_fd is not None and name is not None
-        self._sweep_once(dir_fd)
+        self.sweeper.sweep(dir_fd)
         temp: str | None = None
         published = False
         try:
@@ -373,21 +451,22 @@ class FileProvider:
                     mode, uid, gid = keep
                     if os.geteuid() == 0:
                         os.chown(fd, uid, gid)  # the descriptor form of chown (fchown)
-                    os.fchmod(fd, mode)
+                    os.fchmod(fd, _without_set_id(mode))
                 os.fsync(fd)
                 written = os.fstat(fd)
-                with _directory_lock(dir_fd):
-                    self._check_expected(target, target.leaf_stat(), expected, display, basis)
+                with _directory_lock(dir_fd, self.lock_timeout, cancel, display):
+                    verified = self._check_expected(target, target.leaf_stat(), expected, display, basis, True)
                     if cancel is not None and cancel.is_set():
                         raise Aborted(f"writing {display!r} was cancelled before it was published; the file is intact")
-                    if expected is None:
+                    if verified is None:
                         try:
                             publish.rename_no_replace(dir_fd, temp, name)
                         except FileExistsError as exc:  # a creator won the race: never clobber it
                             raise StaleVersion(f"{display!r} already exists", details={"found": "exists"}) from exc
+                        published = True
                     else:
-                        os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-                    published = True
+                        published = True  # from here on, _replace alone decides what the temp name holds
+                        self._replace(dir_fd, temp, name, verified, written, display)
             finally:
                 os.close(fd)
         except OSError as exc:
@@ -402,20 +481,140 @@ class FileProvider:
             log.warning("directory fsync after writing %r failed: errno %s", display, exc.errno)
         return written
 
-    def _sweep_once(self, dir_fd: int) -> None:
-        """Remove orphaned temps (left by a writer that was killed) the first time this provider
-        writes into a directory."""
-        st = os.fstat(dir_fd)
-        if (st.st_dev, st.st_ino) in self._swept:
-            return
-        self._swept.add((st.st_dev, st.st_ino))
+    def _replace(
+        self, dir_fd: int, temp: str, name: str, verified: Snapshot, ours: os.stat_result, display: str
+    ) -> None:
+        """Put the temp in place of ``name``, proving that what it displaces is the verified version.
+
+        A program that saves by rename between the last check and this rename would otherwise be
+        overwritten unseen. Where the kernel can swap two names atomically the temp is swapped in and
+        the file it displaced is checked: if it is not the one just verified, the two are swapped back,
+        the other program's save is kept and this change is ``FS_STALE_VERSION``. Elsewhere it is a
+        plain rename (the docs say what that leaves open). Once the swap is made, the temp name may hold
+        another program's file, so this method alone decides what becomes of it.
+        """
         try:
-            removed = remove_orphans(dir_fd)
-        except OSError as exc:  # sweeping is housekeeping: never a reason to fail a write
-            log.warning("could not sweep orphaned temp files: errno %s", exc.errno)
+            swapped = publish.exchange(dir_fd, temp, name)
+        except FileNotFoundError:  # deleted since the check: a rename would bring it back
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=dir_fd)
+            raise vanished(display) from None
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=dir_fd)
+            raise
+        except BaseException:  # interrupted around the swap: settle what it did, then go on interrupting
+            if _names(dir_fd, name, ours):
+                self._settle_swap(dir_fd, temp, name, verified, ours, display)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=dir_fd)
+            raise
+        if not swapped:
+            try:
+                os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=dir_fd)
+                raise
             return
-        if removed:
-            log.info("removed %d orphaned temp file(s)", removed)
+        if not self._settle_swap(dir_fd, temp, name, verified, ours, display):
+            raise StaleVersion(
+                f"{display!r} was replaced by another program just as this change was being saved",
+                details={"found": "modified"},
+            )
+
+    def _settle_swap(
+        self, dir_fd: int, temp: str, name: str, verified: Snapshot, ours: os.stat_result, display: str
+    ) -> bool:
+        """After the swap: keep it if the displaced file is the verified version (True), else swap back."""
+        if self._is_version(dir_fd, temp, verified):
+            try:
+                os.unlink(temp, dir_fd=dir_fd)  # the replaced version
+            except OSError as exc:  # published all the same; the leftover is an orphan for the sweeper
+                log.warning("published %r, but the replaced file could not be removed: errno %s", display, exc.errno)
+            return True
+        _swap_back(dir_fd, temp, name, ours)
+        return False
+
+    def _is_version(self, dir_fd: int, name: str, verified: Snapshot) -> bool:
+        """Whether ``name`` is the very file ``verified`` describes, with the same bytes; never raises."""
+        try:
+            now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            before = verified.stat
+            # A rename changes the inode's ctime, so ctime cannot be compared here; mtime and size can.
+            same = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (
+                before.st_dev,
+                before.st_ino,
+                before.st_size,
+                before.st_mtime_ns,
+            )
+            if not same or not stat.S_ISREG(now.st_mode):
+                return False
+            if _stat_vouches(verified):
+                return True
+            fd, _ = open_regular_with_stat(dir_fd, name, name)
+            try:
+                hasher = xxhash.xxh3_128()
+                while chunk := os.read(fd, _CHUNK):
+                    hasher.update(chunk)
+            finally:
+                os.close(fd)
+            return hasher.hexdigest() == verified.version
+        except (OSError, FsError):
+            return False
+
+
+def _names(dir_fd: int, name: str, file: os.stat_result) -> bool:
+    """Whether ``name`` is (still) the file ``file`` describes."""
+    try:
+        now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (file.st_dev, file.st_ino)
+
+
+def _swap_back(dir_fd: int, temp: str, name: str, ours: os.stat_result) -> None:
+    """Undo a swap: the other program's file back under ``name``, ours under the temp name, removed.
+
+    If yet another save replaced ours under ``name`` meanwhile, that newest save is put back under
+    ``name`` and the one it superseded is removed, as that save's own rename would have done. Never
+    raises: what cannot be sorted out is left in place and logged."""
+    try:
+        if not publish.exchange(dir_fd, temp, name):
+            raise OSError(errno.ENOTSUP, "the swap worked once and not again")
+    except FileNotFoundError:  # the name is gone meanwhile: put theirs back under it
+        with contextlib.suppress(OSError):
+            publish.rename_no_replace(dir_fd, temp, name)
+        return
+    except OSError as exc:
+        log.error("could not withdraw a stale change (errno %s); the other file is left under %r", exc.errno, temp)
+        return
+    try:
+        if not _names(dir_fd, temp, ours):
+            publish.exchange(dir_fd, temp, name)  # a newer save replaced ours: it goes back under the name
+        os.unlink(temp, dir_fd=dir_fd)
+    except OSError as exc:
+        log.warning("withdrew a stale change, but cleaning up after it failed: errno %s", exc.errno)
+
+
+def _without_set_id(mode: int) -> int:
+    """The mode less set-user-ID, and set-group-ID where group-execute is set (without it the bit marks
+    mandatory locking, which the kernel keeps), as the kernel clears them when a file is written."""
+    mode &= ~stat.S_ISUID
+    if mode & stat.S_IXGRP:
+        mode &= ~stat.S_ISGID
+    return mode
+
+
+def _sync_created_directories(target: Resolved, display: str) -> None:
+    """fsync the parents of directories created for a new file, so their entries survive a crash too
+    (the file's own directory is synced after the rename)."""
+    for parent in dict.fromkeys(fd for fd, _ in target.created):
+        try:
+            os.fsync(parent)
+        except OSError as exc:
+            log.warning("fsync of a directory created for %r failed: errno %s", display, exc.errno)
 
 
 def open_regular_with_stat(dir_fd: int, name: str, display: str) -> tuple[int, os.stat_result]:
@@ -462,12 +661,25 @@ def require_plain_file(st: os.stat_result, display: str) -> None:
 
 
 @contextlib.contextmanager
-def _directory_lock(dir_fd: int) -> Iterator[None]:
+def _directory_lock(dir_fd: int, timeout: float, cancel: CancelToken | None, display: str) -> Iterator[None]:
     """An exclusive ``flock`` on a fresh open of the directory: a new open file description, so it
-    excludes every other holder — another thread's descriptor, another workspace, another process."""
+    excludes every other holder — another thread's descriptor, another workspace, another process.
+
+    The wait is bounded (``FS_BUSY``) and cancellable: a program that holds the lock and never lets go
+    (a stopped process, ``flock -x dir sleep``) cannot hang the caller."""
     fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+
+    def attempt(pause: float) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if pause > 0:
+                time.sleep(pause)
+            return False
+        return True
+
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _wait_for(attempt, timeout, cancel, display, "another writer holding its directory's lock")
         yield
     finally:
         os.close(fd)  # closing the last descriptor of the description releases the lock

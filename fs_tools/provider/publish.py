@@ -1,8 +1,11 @@
-"""Publication of a finished temp file under its final name without replacing anything there.
+"""Publication of a finished temp file under its final name: without replacing anything there, or by
+swapping it with what is there.
 
 Linux has ``renameat2(RENAME_NOREPLACE)`` and macOS ``renameatx_np(RENAME_EXCL)``; where neither
 exists (or the filesystem refuses them) a hard link plus unlink gives the same no-clobber guarantee.
 Either way, a racing creator makes this fail with ``FileExistsError`` instead of being overwritten.
+The same calls swap two names atomically (``RENAME_EXCHANGE`` / ``RENAME_SWAP``), which lets a replace
+check what it displaced; where they cannot, ``exchange`` says so and the caller renames.
 """
 
 from __future__ import annotations
@@ -17,20 +20,26 @@ from collections.abc import Callable
 log = logging.getLogger("fs_tools.provider")
 
 _RENAME_NOREPLACE = 1  # linux/fs.h
+_RENAME_EXCHANGE = 2  # linux/fs.h
 _RENAME_EXCL = 0x4  # macOS sys/stdio.h
+_RENAME_SWAP = 0x2  # macOS sys/stdio.h
+_UNSUPPORTED = (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP)
 
 
-def _load_native() -> tuple[Callable[..., int], int] | None:
+def _load_native() -> tuple[Callable[..., int], int, int] | None:
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
     except OSError:  # pragma: no cover - no C library to load
         return None
-    for symbol, flag in (("renameat2", _RENAME_NOREPLACE), ("renameatx_np", _RENAME_EXCL)):
+    for symbol, no_replace, swap in (
+        ("renameat2", _RENAME_NOREPLACE, _RENAME_EXCHANGE),
+        ("renameatx_np", _RENAME_EXCL, _RENAME_SWAP),
+    ):
         func = getattr(libc, symbol, None)
         if func is not None:
             func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
             func.restype = ctypes.c_int
-            return func, flag
+            return func, no_replace, swap
     return None
 
 
@@ -40,11 +49,11 @@ _NATIVE = _load_native()
 def rename_no_replace(dir_fd: int, source: str, target: str) -> None:
     """Rename ``source`` to ``target`` inside ``dir_fd``; ``FileExistsError`` if ``target`` exists."""
     if _NATIVE is not None:
-        func, flag = _NATIVE
+        func, flag, _ = _NATIVE
         if func(dir_fd, os.fsencode(source), dir_fd, os.fsencode(target), flag) == 0:
             return
         err = ctypes.get_errno()
-        if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        if err not in _UNSUPPORTED:
             raise OSError(err, os.strerror(err))
     os.link(source, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     # The link is the publication: the file is there. Failing to drop the temp name must not turn that
@@ -53,3 +62,18 @@ def rename_no_replace(dir_fd: int, source: str, target: str) -> None:
         os.unlink(source, dir_fd=dir_fd)
     except OSError as exc:
         log.warning("published, but the temp name could not be removed: errno %s", exc.errno)
+
+
+def exchange(dir_fd: int, first: str, second: str) -> bool:
+    """Swap the files named ``first`` and ``second`` inside ``dir_fd`` atomically; False where the
+    kernel or the filesystem cannot (nothing is changed then), ``OSError`` for any other failure
+    (``FileNotFoundError`` when either name is missing)."""
+    if _NATIVE is None:
+        return False
+    func, _, flag = _NATIVE
+    if func(dir_fd, os.fsencode(first), dir_fd, os.fsencode(second), flag) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err))

@@ -117,8 +117,14 @@ class Resolver:
         if not roots:
             raise ValueError("a workspace needs at least one root")
         self.roots: tuple[Root, ...] = tuple(Root.open(r) for r in roots)
+        self._closed = False
 
     def close(self) -> None:
+        """Close the roots' descriptors; every later resolution is refused (a closed number may be
+        reused by any other open, so it must never be used again)."""
+        if self._closed:
+            return
+        self._closed = True
         for root in self.roots:
             os.close(root.fd)
 
@@ -153,6 +159,8 @@ class Resolver:
 
     def _resolve(self, path: str, *, create_parents: bool) -> Resolved:
         display = path_label(path)
+        if self._closed:
+            raise IoError(f"{display!r}: the workspace is closed", details={"reason": "closed"})
         root, raw = self._locate(path, display)
         must_be_dir = path == "" or path.endswith("/") or raw[-1:] in ([""], ["."])
         pending: deque[str] = deque(p for p in raw if p not in ("", "."))

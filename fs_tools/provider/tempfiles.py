@@ -6,14 +6,21 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import re
 import secrets
 import stat
+import threading
+import time
+from collections import OrderedDict
 
 from fs_tools.errors import IoError
 
+log = logging.getLogger("fs_tools.provider")
+
 TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+TEMP_SUFFIX = ".fs-tools.tmp"
 TEMP_NAME = re.compile(r"\.[0-9a-f]{16}\.fs-tools\.tmp")
 _ATTEMPTS = 8
 _SWEEP_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
@@ -53,29 +60,128 @@ def create_temp(dir_fd: int, mode: int) -> tuple[int, str]:
 
 def remove_orphans(dir_fd: int) -> int:
     """Remove temp files in ``dir_fd`` that no writer holds; the number removed."""
-    removed = 0
-    with os.scandir(dir_fd) as entries:
-        names = [entry.name for entry in entries if TEMP_NAME.fullmatch(entry.name)]
-    for name in names:
+    names = [name for name in os.listdir(dir_fd) if is_temp_name(name)]
+    return sum(remove_if_orphan(dir_fd, name) for name in names)
+
+
+def is_temp_name(name: str) -> bool:
+    return name.endswith(TEMP_SUFFIX) and TEMP_NAME.fullmatch(name) is not None
+
+
+def remove_if_orphan(dir_fd: int, name: str) -> bool:
+    """Remove the temp ``name`` if it is a regular file no writer holds; whether it was removed."""
+    try:
+        seen = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if not stat.S_ISREG(seen.st_mode):
+            return False  # only our own temps are regular files: a FIFO or device is never opened
+        fd = os.open(name, _SWEEP_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return False  # gone already, or not something we may open
+    try:
         try:
-            seen = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if not stat.S_ISREG(seen.st_mode):
-                continue  # only our own temps are regular files: a FIFO or device is never opened
-            fd = os.open(name, _SWEEP_FLAGS, dir_fd=dir_fd)
-        except OSError:
-            continue  # gone already, or not something we may open
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a live writer holds it
+        held = os.fstat(fd)
+        current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISREG(held.st_mode) and (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+            os.unlink(name, dir_fd=dir_fd)
+            return True
+        return False
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+class _DirectoryScan:
+    """A sweep of one directory in progress: its own descriptor and a directory stream on it."""
+
+    def __init__(self, dir_fd: int, mtime_ns: int) -> None:
+        self.mtime_ns = mtime_ns  # the directory's mtime when the sweep began
+        self.fd = os.dup(dir_fd)
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # a live writer holds it
-            held = os.fstat(fd)
-            current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if stat.S_ISREG(held.st_mode) and (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
-                os.unlink(name, dir_fd=dir_fd)
-                removed += 1
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-    return removed
+            self.entries = os.scandir(self.fd)
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def step(self, budget: int) -> tuple[int, bool]:
+        """Look at up to ``budget`` entries; the orphans removed, and whether the sweep is complete."""
+        removed = 0
+        for _ in range(budget):
+            entry = next(self.entries, None)
+            if entry is None:
+                return removed, True
+            if is_temp_name(entry.name):
+                removed += remove_if_orphan(self.fd, entry.name)
+        return removed, False
+
+    def close(self) -> None:
+        self.entries.close()
+        os.close(self.fd)
+
+
+class Sweeper:
+    """Removes orphaned temps (left by killed writers) on the write path, a bounded batch of directory
+    entries per write, so the first write into a directory of 20,000 entries costs about what any
+    write costs, and a small directory is swept whole by its first write.
+
+    A directory is swept once the first time it is written to, and again on a write more than
+    ``interval`` seconds after the last sweep ended if its mtime moved since (a killed writer's temp
+    moves it): an orphan left later does not survive every later write. ``remembered`` bounds the
+    directories kept in mind and ``open_scans`` the sweeps in progress (each holds a descriptor).
+    """
+
+    def __init__(self, interval: float = 60.0, batch: int = 256, remembered: int = 4096, open_scans: int = 16) -> None:
+        self.interval = interval
+        self.batch = batch
+        self._remembered = remembered
+        self._open_scans = open_scans
+        self._done: OrderedDict[tuple[int, int], tuple[float, int]] = OrderedDict()
+        self._scans: OrderedDict[tuple[int, int], _DirectoryScan] = OrderedDict()
+        self._guard = threading.Lock()
+
+    def sweep(self, dir_fd: int) -> None:
+        """Advance the sweep of ``dir_fd``'s directory if one is due; never fails the caller."""
+        try:
+            with self._guard:
+                removed = self._advance(dir_fd)
+        except OSError as exc:  # sweeping is housekeeping: never a reason to fail a write
+            log.warning("could not sweep orphaned temp files: errno %s", exc.errno)
+            return
+        if removed:
+            log.info("removed %d orphaned temp file(s)", removed)
+
+    def close(self) -> None:
+        with self._guard:
+            while self._scans:
+                _, scan = self._scans.popitem()
+                scan.close()
+
+    def _advance(self, dir_fd: int) -> int:
+        st = os.fstat(dir_fd)
+        key, now = (st.st_dev, st.st_ino), time.monotonic()
+        scan = self._scans.get(key)
+        if scan is None:
+            last = self._done.get(key)
+            if last is not None and (now - last[0] < self.interval or last[1] == st.st_mtime_ns):
+                return 0
+            scan = self._scans[key] = _DirectoryScan(dir_fd, st.st_mtime_ns)
+            while len(self._scans) > self._open_scans:
+                _, oldest = self._scans.popitem(last=False)
+                oldest.close()
+        try:
+            removed, complete = scan.step(self.batch)
+        except BaseException:
+            del self._scans[key]
+            scan.close()
+            raise
+        if complete:
+            del self._scans[key]
+            scan.close()
+            self._done[key] = (now, scan.mtime_ns)
+            self._done.move_to_end(key)
+            while len(self._done) > self._remembered:
+                self._done.popitem(last=False)
+        return removed

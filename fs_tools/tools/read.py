@@ -41,7 +41,7 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
             display, args.offset, args.limit, keep_bytes=provider.cache.max_item, max_chars=OUTPUT_CAP_BYTES
         )
 
-    with provider.resolve(path) as target, provider.locks.hold(target.key):
+    with provider.resolve(path) as target, provider.locks.hold(target.key, cancel=ctx.cancel, display=display):
         # Under the file's lock, so a read cannot record an older version over a parallel commit's.
         found = provider.scan(target, display, new_sink, unsettled_ok=True)
         if found is None:

@@ -48,7 +48,9 @@ def policy_off() -> Iterator[None]:
     def current(ctx: Any, target: Any, expected: str | None, label: str) -> Any:
         return ctx.provider.snapshot(target, label)  # an edit still needs the file's content
 
-    def check_expected(self: FileProvider, target: Any, current: Any, expected: Any, display: str, basis: Any) -> Any:
+    def check_expected(
+        self: FileProvider, target: Any, current: Any, expected: Any, display: str, basis: Any, strict: bool = False
+    ) -> Any:
         return basis
 
     mutation.decide = decide  # type: ignore[assignment]

@@ -39,6 +39,7 @@ from fs_tools import Session, Workspace
 from fs_tools.provider import publish, tempfiles
 from fs_tools.result import ToolResult
 
+STAGING_GLOB = ".*.fs-tools.dir"
 TEMP_GLOB = "*.fs-tools.tmp"
 FILES_OS = "fs_tools.provider.files.os"  # the os module as the provider's commit sees it
 TEMPFILES_OS = "fs_tools.provider.tempfiles.os"  # ... and as temp creation sees it
@@ -69,14 +70,19 @@ def code_of(result: ToolResult) -> str | None:
 
 
 def temp_of_fd(fd: int, directory: Path) -> Path | None:
-    """The temp file in ``directory`` that ``fd`` has open, if it is one."""
+    """The temp file in ``directory`` that ``fd`` has open, if it is one. A directory that does not
+    exist yet is being built under a staging name in its nearest existing ancestor: look in there."""
     try:
         st = os.fstat(fd)
     except OSError:
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    return next((p for p in directory.glob(TEMP_GLOB) if os.lstat(p).st_ino == st.st_ino), None)
+    base = directory
+    while not base.exists():
+        base = base.parent
+    candidates = directory.glob(TEMP_GLOB) if base == directory else base.glob(f"{STAGING_GLOB}/**/{TEMP_GLOB}")
+    return next((p for p in candidates if os.lstat(p).st_ino == st.st_ino), None)
 
 
 def is_temp_fd(fd: int, directory: Path) -> bool:
@@ -821,7 +827,15 @@ def _interrupting(point: str, directory: Path, fired: list[str], monkeypatch: py
 
         def rename_no_replace(dir_fd: int, source: str, target: str) -> None:
             real_publish(dir_fd, source, target)
+            if ".fs-tools.dir" in os.readlink(f"/proc/self/fd/{dir_fd}"):
+                return  # into staged parent directories: not published until they are
             fired.append("rename_no_replace")
+            raise KeyboardInterrupt
+
+        def rename_directory_no_replace(dir_fd: int, source: str, target: str) -> bool:
+            done = real_publish_directory(dir_fd, source, target)
+            fired.append("rename_directory_no_replace")
+            assert done
             raise KeyboardInterrupt
 
         def exchange(dir_fd: int, first: str, second: str) -> bool:
@@ -829,7 +843,8 @@ def _interrupting(point: str, directory: Path, fired: list[str], monkeypatch: py
             fired.append("exchange")
             raise KeyboardInterrupt
 
-        real_exchange = publish.exchange
+        real_exchange, real_publish_directory = publish.exchange, publish.rename_directory_no_replace
+        monkeypatch.setattr(f"{PUBLISH}.rename_directory_no_replace", rename_directory_no_replace)
         monkeypatch.setattr(f"{FILES_OS}.rename", rename)
         monkeypatch.setattr(f"{PUBLISH}.rename_no_replace", rename_no_replace)
         monkeypatch.setattr(f"{PUBLISH}.exchange", exchange)

@@ -168,8 +168,8 @@ def test_a_file_grown_sparsely_by_another_process_does_not_hold_the_read_or_the_
         [
             sys.executable,
             "-c",
-            "import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); size = 6\n"
-            "print('growing', flush=True)\n"
+            "import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); size = 1 << 30\n"
+            "os.ftruncate(fd, size); print('growing', flush=True)\n"
             "while True:\n    size += 1 << 28; os.ftruncate(fd, size)",
             str(target),
         ],
@@ -552,3 +552,101 @@ def test_new_content_clears_set_id_bits_as_the_kernel_would(root: Path, tool: st
         assert_ok(session.call(tool, args))
     assert target.read_text() == "echo two\n"
     assert stat.S_IMODE(os.stat(target).st_mode) == after
+
+
+# --- item 12: a create killed at any moment leaves no empty directories ------------------------------------
+
+
+def _creator_child(root: Path, notify: int, gen: int) -> None:  # pragma: no cover - runs in the child
+    code = 0
+    try:
+        with Workspace(root) as ws:
+            session = ws.session(f"creator-{gen}")
+            os.write(notify, b"R")
+            for seq in range(100_000):
+                path = f"g{gen}/s{seq}/deep/er/f.txt"
+                result = session.call("write", {"file_path": path, "content": "x" * 5000})
+                if result.is_error:
+                    raise AssertionError(result.text)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _empty_directories(base: Path) -> list[Path]:
+    return [Path(d) for d, subdirs, names in os.walk(base) if not subdirs and not names and Path(d) != base]
+
+
+@needs_fork
+def test_creates_killed_at_random_moments_leave_no_empty_directory_chains(root: Path) -> None:
+    import random
+    import select
+    import signal
+
+    rng = random.Random(12)
+    for gen in range(12):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.close(read_end)
+            _creator_child(root, write_end, gen)
+        os.close(write_end)
+        try:
+            ready, _, _ = select.select([read_end], [], [], HANG_GUARD)
+            assert ready and os.read(read_end, 1) == b"R"
+            threading.Event().wait(rng.uniform(0.01, 0.08))  # only picks the kill moment; nothing asserts on it
+        finally:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(read_end)
+        visible = [p for p in _empty_directories(root) if not any(part.endswith(".fs-tools.dir") for part in p.parts)]
+        assert visible == [], f"a killed create left empty directories: {visible[:5]}"
+    for path in root.rglob("f.txt"):
+        assert path.read_text() == "x" * 5000, f"{path} is torn"
+    with Workspace(root) as ws:  # the next write into each directory sweeps the killed creators' staging
+        session = ws.session("s")
+        for directory in [root, *root.glob("g*")]:
+            name = str(directory.relative_to(root) / "last.txt")
+            assert_ok(session.call("write", {"file_path": name, "content": "x"}))
+    assert not list(root.rglob(".*.fs-tools.dir")), "an orphaned staging directory survived a later write"
+    assert temps_under(root) == []
+
+
+def test_racing_creators_of_sibling_files_in_a_new_directory_both_succeed(root: Path) -> None:
+    with Workspace(root) as ws:
+        barrier = threading.Barrier(4)
+
+        def create(n: int, round_: int) -> Any:
+            barrier.wait(HANG_GUARD)
+            session = ws.session(f"s{round_}-{n}")  # new each round: earlier rounds' files were removed
+            return session.call("write", {"file_path": f"new/dir/f{n}.txt", "content": f"{n}\n"})
+
+        for round_ in range(20):
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(root / "new")
+            threads = [in_thread(lambda n=n, r=round_: create(n, r)) for n in range(4)]
+            for worker, _ in threads:
+                worker.join(HANG_GUARD)
+            for n, (_, box) in enumerate(threads):
+                assert_ok(box[0])
+                assert (root / "new" / "dir" / f"f{n}.txt").read_text() == f"{n}\n", f"round {round_}"
+            assert sorted(os.listdir(root / "new" / "dir")) == [f"f{n}.txt" for n in range(4)]
+    assert not list(root.rglob(".*.fs-tools.*"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [".0123456789abcdef.fs-tools.tmp", "sub/.0123456789abcdef.fs-tools.dir/f.txt", "a/.0123456789abcdef.fs-tools.tmp"],
+)
+@pytest.mark.parametrize("tool", ["read", "write"])
+def test_temp_names_are_reserved(root: Path, tool: str, path: str) -> None:
+    (root / "sub" / ".0123456789abcdef.fs-tools.dir").mkdir(parents=True)
+    (root / ".0123456789abcdef.fs-tools.tmp").write_text("partial bytes of a live write\n")
+    with Workspace(root) as ws:
+        args = {"file_path": path} if tool == "read" else {"file_path": path, "content": "x"}
+        result = ws.session("s").call(tool, args)
+    assert_error(result, "FS_SANDBOX_DENIED")
+    assert "reserved" in result.text and "partial bytes" not in result.text
+    assert (root / ".0123456789abcdef.fs-tools.tmp").read_text() == "partial bytes of a live write\n"
+    assert not (root / "a").exists()

@@ -77,3 +77,23 @@ def exchange(dir_fd: int, first: str, second: str) -> bool:
     if err in _UNSUPPORTED:
         return False
     raise OSError(err, os.strerror(err))
+
+
+def can_stage() -> bool:
+    """Whether new parent directories can be built under a temp name and published by a no-replace
+    rename of a directory (the hard-link fallback cannot link directories)."""
+    return _NATIVE is not None
+
+
+def rename_directory_no_replace(dir_fd: int, source: str, target: str) -> bool:
+    """Rename the directory ``source`` to ``target`` inside ``dir_fd`` unless ``target`` exists
+    (``FileExistsError``); False where the kernel or the filesystem cannot (nothing is changed)."""
+    if _NATIVE is None:
+        return False
+    func, flag, _ = _NATIVE
+    if func(dir_fd, os.fsencode(source), dir_fd, os.fsencode(target), flag) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err))

@@ -20,7 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from fs_tools.errors import IoError, NotDirectory, NotFound, NotRegularFile, SandboxDenied, path_label
+from fs_tools.provider import publish
 from fs_tools.provider.oserrors import map_os_error
+from fs_tools.provider.tempfiles import empty_tree, is_reserved_name, lock_staging, make_staging_directory
 
 MAX_SYMLINK_HOPS = 40
 MAX_DEPTH = 255  # directory levels held open during one resolution
@@ -60,6 +62,19 @@ def _components(path: str) -> list[str]:
 
 
 @dataclass
+class Staging:
+    """Missing parent directories being built under a hidden temp name, published by one no-replace
+    rename: a writer killed halfway leaves only a temp directory the sweeper removes, never a chain of
+    empty directories."""
+
+    parent: int  # the descriptor of the deepest directory that existed
+    name: str  # the temp name the chain is built under
+    final: str  # the name it is published as
+    fd: int  # the staging directory itself, held (and locked) until the resolution is closed
+    published: bool = False
+
+
+@dataclass
 class Resolved:
     """Where a path leads: the descriptor of the directory that holds the leaf, and the leaf's name.
 
@@ -73,6 +88,7 @@ class Resolved:
     dir_fd: int | None
     _owned: list[int] = field(default_factory=list, repr=False)
     created: list[tuple[int, str]] = field(default_factory=list, repr=False)  # (parent fd, name) we made
+    staged: Staging | None = field(default=None, repr=False)
 
     @property
     def relative(self) -> str:
@@ -99,11 +115,22 @@ class Resolved:
             return None
 
     def remove_created_directories(self) -> None:
-        """Undo the parent directories this resolution created, deepest first, where still empty."""
+        """Undo the parent directories this resolution created, deepest first, where still empty (and a
+        staged chain that was not published)."""
+        staged = self.staged
+        if staged is not None and staged.published:
+            return
         while self.created:
             parent, name = self.created.pop()
             with contextlib.suppress(OSError):
                 os.rmdir(name, dir_fd=parent)
+        if staged is not None:  # all of it is ours, whatever an interruption left inside
+            with contextlib.suppress(OSError):
+                held = os.fstat(staged.fd)
+                there = os.stat(staged.name, dir_fd=staged.parent, follow_symlinks=False)
+                # Still under its temp name? An interruption just after publication must not undo it.
+                if (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino) and empty_tree(staged.fd):
+                    os.rmdir(staged.name, dir_fd=staged.parent)
 
     def close(self) -> None:
         while self._owned:
@@ -138,8 +165,11 @@ class Resolver:
         return forms
 
     @contextmanager
-    def resolve(self, path: str, *, create_parents: bool = False) -> Iterator[Resolved]:
-        resolved = self._resolve(path, create_parents=create_parents)
+    def resolve(self, path: str, *, create_parents: bool = False, stage: bool = True) -> Iterator[Resolved]:
+        """Resolve ``path``; with ``create_parents``, missing parent directories are made — built under
+        a hidden temp name and published with the file (``Staging``) where the kernel can rename a
+        directory without replacing anything, else (or with ``stage=False``) made one by one."""
+        resolved = self._resolve(path, create_parents=create_parents, stage=stage and publish.can_stage())
         try:
             yield resolved
         finally:
@@ -157,21 +187,33 @@ class Resolver:
             raise SandboxDenied(f"{display!r} is outside every workspace root", details={"reason": "outside"})
         return best
 
-    def _resolve(self, path: str, *, create_parents: bool) -> Resolved:
+    def _resolve(self, path: str, *, create_parents: bool, stage: bool = False) -> Resolved:
         display = path_label(path)
         if self._closed:
             raise IoError(f"{display!r}: the workspace is closed", details={"reason": "closed"})
         root, raw = self._locate(path, display)
+        reserved = next((part for part in raw if is_reserved_name(part)), None)
+        if reserved is not None:
+            raise SandboxDenied(
+                f"{display!r}: names like {reserved!r} are reserved for fs-tools' temp files",
+                details={"reason": "reserved"},
+            )
         must_be_dir = path == "" or path.endswith("/") or raw[-1:] in ([""], ["."])
         pending: deque[str] = deque(p for p in raw if p not in ("", "."))
         owned: list[int] = []
         names: list[str] = []
         created: list[tuple[int, str]] = []
+        staged: Staging | None = None
         hops = 0
         try:
             while pending:
                 comp = pending.popleft()
                 cur = owned[-1] if owned else root.fd
+                if is_reserved_name(comp):  # also where a symlink's target names one
+                    raise SandboxDenied(
+                        f"{display!r} leads to a name reserved for fs-tools' temp files",
+                        details={"reason": "reserved"},
+                    )
                 if comp == "..":
                     if not names:
                         raise SandboxDenied(
@@ -185,7 +227,7 @@ class Resolver:
                     st = os.stat(comp, dir_fd=cur, follow_symlinks=False)
                 except FileNotFoundError:
                     if is_leaf:
-                        return Resolved(root, (*names, comp), comp, cur, owned, created)
+                        return Resolved(root, (*names, comp), comp, cur, owned, created, staged)
                     if ".." in pending:
                         if _climbs_above(len(names) + 1, list(pending)):
                             raise SandboxDenied(
@@ -200,6 +242,11 @@ class Resolver:
                         tail = (*names, comp, *pending)
                         _close_all(owned)
                         return Resolved(root, tail, tail[-1] if not must_be_dir else None, None, [])
+                    if stage and staged is None:
+                        staged, fd = _stage(cur, comp, display)
+                        owned.append(fd)
+                        names.append(comp)
+                        continue
                     _make_directory(cur, comp, display)
                     created.append((cur, comp))
                     pending.appendleft(comp)
@@ -216,7 +263,7 @@ class Resolver:
                     root, names, owned = self._splice_link(root, names, owned, cur, comp, pending, display)
                     continue
                 if is_leaf:
-                    return Resolved(root, (*names, comp), comp, cur, owned, created)
+                    return Resolved(root, (*names, comp), comp, cur, owned, created, staged)
                 if not stat.S_ISDIR(st.st_mode):
                     raise NotDirectory(
                         f"{display!r}: {'/'.join([*names, comp])!r} is not a directory",
@@ -230,11 +277,14 @@ class Resolver:
                 owned.append(_open_directory(cur, comp, display))
                 names.append(comp)
             cur = owned[-1] if owned else root.fd
-            return Resolved(root, tuple(names), None, cur, owned, created)
+            return Resolved(root, tuple(names), None, cur, owned, created, staged)
         except BaseException:
             for parent, name in reversed(created):
                 with contextlib.suppress(OSError):
                     os.rmdir(name, dir_fd=parent)
+            if staged is not None:
+                with contextlib.suppress(OSError):
+                    os.rmdir(staged.name, dir_fd=staged.parent)
             _close_all(owned)
             raise
 
@@ -303,6 +353,23 @@ def _open_directory(cur: int, comp: str, display: str) -> int:
                 details={"errno": exc.errno, "reason": "raced"},
             ) from exc
         raise map_os_error(exc, display) from exc
+
+
+def _stage(cur: int, comp: str, display: str) -> tuple[Staging, int]:
+    """A hidden temp directory in ``cur`` to build the missing chain under, open and locked (a live
+    writer's staging is never swept)."""
+    try:
+        name = make_staging_directory(cur)
+    except OSError as exc:
+        raise map_os_error(exc, display) from exc
+    try:
+        fd = _open_directory(cur, name, display)
+        lock_staging(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.rmdir(name, dir_fd=cur)
+        raise
+    return Staging(parent=cur, name=name, final=comp, fd=fd), fd
 
 
 def _make_directory(cur: int, comp: str, display: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import logging
 import os
 import re
@@ -21,7 +22,11 @@ log = logging.getLogger("fs_tools.provider")
 
 TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 TEMP_SUFFIX = ".fs-tools.tmp"
-TEMP_NAME = re.compile(r"\.[0-9a-f]{16}\.fs-tools\.tmp")
+STAGING_SUFFIX = ".fs-tools.dir"
+# Temp files, and the temp directories new parent directories are built under (staging): hidden from
+# every listing and search, and reserved (no model-sent path may name one).
+TEMP_NAME = re.compile(r"\.[0-9a-f]{16}\.fs-tools\.(?:tmp|dir)")
+_STAGING_ENTRIES = 4096  # an orphaned staging tree is ours: a chain of directories and a file or two
 _ATTEMPTS = 8
 _SWEEP_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
@@ -60,12 +65,98 @@ def create_temp(dir_fd: int, mode: int) -> tuple[int, str]:
 
 def remove_orphans(dir_fd: int) -> int:
     """Remove temp files in ``dir_fd`` that no writer holds; the number removed."""
-    names = [name for name in os.listdir(dir_fd) if is_temp_name(name)]
-    return sum(remove_if_orphan(dir_fd, name) for name in names)
+    names = os.listdir(dir_fd)
+    temps = sum(remove_if_orphan(dir_fd, name) for name in names if is_temp_name(name))
+    return temps + sum(remove_if_orphan_staging(dir_fd, name) for name in names if is_staging_name(name))
 
 
 def is_temp_name(name: str) -> bool:
+    """A temp file's name (``.<16 hex>.fs-tools.tmp``)."""
     return name.endswith(TEMP_SUFFIX) and TEMP_NAME.fullmatch(name) is not None
+
+
+def is_staging_name(name: str) -> bool:
+    """A staging directory's name (``.<16 hex>.fs-tools.dir``)."""
+    return name.endswith(STAGING_SUFFIX) and TEMP_NAME.fullmatch(name) is not None
+
+
+def is_reserved_name(name: str) -> bool:
+    """A name fs-tools uses for its own temps: never listed, searched, or reachable by a model's path."""
+    return name.endswith((TEMP_SUFFIX, STAGING_SUFFIX)) and TEMP_NAME.fullmatch(name) is not None
+
+
+def make_staging_directory(dir_fd: int) -> str:
+    """A new, empty staging directory in ``dir_fd`` under a fresh name; the name."""
+    for _ in range(_ATTEMPTS):
+        name = f".{secrets.token_hex(8)}{STAGING_SUFFIX}"
+        try:
+            os.mkdir(name, 0o777, dir_fd=dir_fd)
+        except FileExistsError:
+            continue
+        return name
+    raise IoError(
+        f"could not create a temp directory: {_ATTEMPTS} fresh names were all taken", details={"reason": "temp_names"}
+    )
+
+
+def lock_staging(fd: int) -> None:
+    """Mark a staging directory as live (its builder holds it) for sweepers."""
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # fresh and unshared: never contended
+
+
+def remove_if_orphan_staging(dir_fd: int, name: str) -> bool:
+    """Remove the staging tree ``name`` if no live writer holds it; whether it was removed. Only
+    directories and regular files are expected inside; links are removed as links, never followed."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return False  # gone, not a directory, or a symlink: not ours
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a live writer is building it
+        held = os.fstat(fd)
+        current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if (held.st_dev, held.st_ino) != (current.st_dev, current.st_ino):
+            return False
+        if not empty_tree(fd):
+            return False
+        os.rmdir(name, dir_fd=dir_fd)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def empty_tree(fd: int) -> bool:
+    """Remove everything inside the staging directory ``fd`` (ours: directories and a file or two);
+    False, leaving the rest, past a bound on entries or depth."""
+    return _empty_tree(fd, [_STAGING_ENTRIES], depth=0)
+
+
+def _empty_tree(fd: int, budget: list[int], depth: int) -> bool:
+    """Remove everything inside the directory ``fd``; False (leaving the rest) past the budget."""
+    if depth > 64:
+        return False
+    with os.scandir(fd) as listing:
+        entries = list(itertools.islice(listing, budget[0] + 1))
+    for entry in entries:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        if entry.is_dir(follow_symlinks=False):
+            child = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            try:
+                if not _empty_tree(child, budget, depth + 1):
+                    return False
+            finally:
+                os.close(child)
+            os.rmdir(entry.name, dir_fd=fd)
+        else:
+            os.unlink(entry.name, dir_fd=fd)
+    return True
 
 
 def remove_if_orphan(dir_fd: int, name: str) -> bool:
@@ -115,6 +206,8 @@ class _DirectoryScan:
                 return removed, True
             if is_temp_name(entry.name):
                 removed += remove_if_orphan(self.fd, entry.name)
+            elif is_staging_name(entry.name):
+                removed += remove_if_orphan_staging(self.fd, entry.name)
         return removed, False
 
     def close(self) -> None:

@@ -106,7 +106,27 @@ def _check_text(value: str) -> str:
     return value
 
 
-Integer = Annotated[int, BeforeValidator(_whole_number)]
+MAX_INTEGER = 2**63 - 1  # beyond any line, count or size a tool can use
+
+
+def shown_number(value: object) -> str:
+    """A received value as messages quote it: huge integers by their size, never by all their digits
+    (``str`` of an int over 4,300 digits raises, and the model needs the size, not the digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
+        digits = int(value.bit_length() * 0.30103) + 1
+        return f"a {'negative ' if value < 0 else ''}integer of about {digits:,} digits"
+    return repr(value)
+
+
+def _bounded_integer(value: int) -> int:
+    if abs(value) > MAX_INTEGER:
+        raise PydanticCustomError(
+            "fs_int", "expected integer <= {limit}, got {shown}", {"limit": MAX_INTEGER, "shown": shown_number(value)}
+        )
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(_whole_number), AfterValidator(_bounded_integer)]
 # The schema states what JSON Schema can (not empty, no trailing "/"); the validator adds what it cannot
 # (NUL, lone surrogates, byte lengths) and words every message.
 FilePath = Annotated[
@@ -157,11 +177,17 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _parse_integer(digits: str) -> int:
+    if len(digits.lstrip("-")) > 4000:  # Python refuses past 4,300 digits with advice for programmers
+        raise ValueError(f"a number of {len(digits.lstrip('-')):,} digits is larger than any argument can be")
+    return int(digits)
+
+
 def parse_arguments(raw: object) -> dict[str, Any]:
     """A JSON string or a mapping, as an argument object; anything else is INVALID_ARGS."""
     if isinstance(raw, str | bytes | bytearray):
         try:
-            value = json.loads(raw, parse_constant=_reject_constant)
+            value = json.loads(raw, parse_constant=_reject_constant, parse_int=_parse_integer)
         except json.JSONDecodeError as exc:
             raise ToolArgsError([f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from exc
         except (ValueError, RecursionError) as exc:
@@ -297,9 +323,9 @@ def _violation(model: type[BaseModel], err: ErrorDetails) -> str:
     if kind in _EXPECTED_TYPE:
         return f"{where}: expected {_EXPECTED_TYPE[kind]}, got {json_type(received)}"
     if kind == "greater_than_equal":
-        return f"{where}: expected integer >= {ctx.get('ge')}, got {received!r}"
+        return f"{where}: expected integer >= {ctx.get('ge')}, got {shown_number(received)}"
     if kind == "less_than_equal":
-        return f"{where}: expected integer <= {ctx.get('le')}, got {received!r}"
+        return f"{where}: expected integer <= {ctx.get('le')}, got {shown_number(received)}"
     if kind == "string_too_short" and ctx.get("min_length") == 1:
         return f"{where}: must not be empty"
     if kind == "too_short":

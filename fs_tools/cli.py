@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from fs_tools.demo import run_demo
+
+if TYPE_CHECKING:
+    from fs_tools.workspace import Workspace
+
+BAD_SETUP = 2  # a bad option, root or file: argparse's status for bad usage, distinct from a tool error (1)
 
 
 def default_state_file() -> Path:
@@ -31,7 +38,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--read-only", action="store_true", help="refuse every write and edit")
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 picks a free one)")
+    serve.add_argument(
+        "--token",
+        help="HTTP: require 'Authorization: Bearer TOKEN' on every request (default $FS_TOOLS_TOKEN; prefer "
+        "the variable, since other local users can read a command line)",
+    )
     serve.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     serve.add_argument("--audit-log", type=Path, help="append one JSON line per tool call to this file")
 
@@ -62,20 +74,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        from fs_tools.mcp_server import AuditLog, serve_http, serve_stdio
+        from fs_tools import mcp_server
     except ImportError:
-        print("fs-tools serve needs the MCP SDK: pip install 'fs-tools[mcp]'", file=sys.stderr)
-        return 2
-    from fs_tools.workspace import Workspace
-
+        return _bad_setup("fs-tools serve needs the MCP SDK: pip install 'fs-tools[mcp]'")
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    audit = AuditLog(args.audit_log) if args.audit_log else None
+    token = args.token if args.token is not None else os.environ.get(mcp_server.TOKEN_ENV) or None
+    if args.transport == "http":
+        try:
+            _check_http_options(args.host, token)
+        except ValueError as exc:
+            return _bad_setup(str(exc))
     try:
-        with Workspace(args.root, read_only=args.read_only) as workspace:
+        audit = mcp_server.AuditLog(args.audit_log) if args.audit_log else None
+    except OSError as exc:
+        return _bad_setup(f"--audit-log {str(args.audit_log)!r} cannot be opened: {exc.strerror}")
+    try:
+        with _opened_workspace(args.root, read_only=args.read_only) as workspace:
             if args.transport == "stdio":
-                asyncio.run(serve_stdio(workspace, audit=audit))
-            else:
-                serve_http(workspace, host=args.host, port=args.port, audit=audit)
+                asyncio.run(mcp_server.serve_stdio(workspace, audit=audit))
+                return 0
+            try:
+                sock = mcp_server.listen(args.host, args.port)
+            except OSError as exc:
+                return _bad_setup(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+            print(f"fs-tools: serving MCP on {mcp_server.url_of(args.host, sock)}", flush=True)
+            mcp_server.serve_http(workspace, sock, host=args.host, token=token, audit=audit)
+    except _BadSetup as exc:
+        return _bad_setup(str(exc))
     except KeyboardInterrupt:
         pass
     finally:
@@ -84,12 +109,50 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _call(args: argparse.Namespace) -> int:
+def _check_http_options(host: str, token: str | None) -> None:
+    """One-line ValueErrors for an unusable token, or a non-loopback address without one."""
+    from fs_tools import mcp_server
+
+    if token is not None:
+        try:
+            mcp_server.check_token(token)
+        except ValueError as exc:
+            raise ValueError(f"--token / ${mcp_server.TOKEN_ENV}: {exc}") from None
+    elif not mcp_server.is_loopback(host):
+        raise ValueError(
+            f"--host {host!r} is not a loopback address: any machine that reaches it could use the tools, so "
+            f"serving beyond this machine needs --token or ${mcp_server.TOKEN_ENV}"
+        )
+
+
+class _BadSetup(Exception):
+    """A root, store or other host input the Workspace refused (its one-line message says which)."""
+
+
+@contextlib.contextmanager
+def _opened_workspace(roots: list[str], **options: Any) -> Iterator[Workspace]:
     from fs_tools.workspace import Workspace
 
+    try:
+        workspace = Workspace(roots, **options)
+    except ValueError as exc:
+        raise _BadSetup(str(exc)) from exc
+    with workspace:
+        yield workspace
+
+
+def _bad_setup(message: str) -> int:
+    print(f"fs-tools: error: {message}", file=sys.stderr)
+    return BAD_SETUP
+
+
+def _call(args: argparse.Namespace) -> int:
     state = args.state or default_state_file()
-    with Workspace(args.root, read_only=args.read_only, store=state) as workspace:
-        result = workspace.session(args.session).call(args.tool, args.arguments)
+    try:
+        with _opened_workspace(args.root, read_only=args.read_only, store=state) as workspace:
+            result = workspace.session(args.session).call(args.tool, args.arguments)
+    except _BadSetup as exc:  # a bad root or state file: the host's input, not the model's
+        return _bad_setup(str(exc))
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:

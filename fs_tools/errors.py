@@ -12,7 +12,8 @@ one is breaking) and ``name`` (the class name). Lower layers state conditions; t
     │   ├── ToolTimeout                 TOOL_TIMEOUT
     │   ├── ToolAbortedBeforeDispatch   TOOL_ABORTED_BEFORE_DISPATCH
     │   ├── ToolAborted                 TOOL_ABORTED
-    │   └── InternalError               INTERNAL_ERROR
+    │   ├── InternalError               INTERNAL_ERROR
+    │   └── StoreUnavailable            STORE_UNAVAILABLE
     └── FsError                         (the provider and the gates)
         ├── NotFound                    FS_NOT_FOUND
         ├── NotDirectory                FS_NOT_DIRECTORY
@@ -142,6 +143,13 @@ class InternalError(ToolError):
 
     default_code = "INTERNAL_ERROR"
     recovery = "The call did not complete and nothing was half-written; retry once, then report it to the host."
+
+
+class StoreUnavailable(ToolError):
+    """The session's observation store could not be read or written (locked, full disk, gone)."""
+
+    default_code = "STORE_UNAVAILABLE"
+    recovery = "Retry the call in a moment; if it keeps failing, tell the user."
 
 
 # --- the provider and the gates -----------------------------------------------------------------

@@ -14,25 +14,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
+import ipaddress
 import json
 import logging
 import os
+import re
+import socket
 import stat
+import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, Protocol, TextIO
 
+import anyio
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
+from mcp.shared.message import SessionMessage
 from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from fs_tools import __version__
 from fs_tools.boundary import internal
 from fs_tools.result import ToolResult
+from fs_tools.tools import CORE_TOOLS
 from fs_tools.workspace import Workspace
 
 log = logging.getLogger("fs_tools.mcp")
@@ -108,10 +118,14 @@ def to_call_result(result: ToolResult) -> types.CallToolResult:
     return types.CallToolResult(content=text, structured_content=value, is_error=False)
 
 
-# Over stdio (one client), the file tools run on the event loop itself: a hand-off to a worker thread
-# and back costs ~150 µs, a quarter of a small call. The discovery tools walk trees for up to their
-# time budget, so they keep a worker thread, and with it prompt cancellation.
-STDIO_INLINE_TOOLS = frozenset({"read", "write", "edit", "multi_edit"})
+def stdio_inline_tools(workspace: Workspace) -> frozenset[str]:
+    """The tools run on the event loop itself over stdio (one client): the read-only file tools.
+
+    A hand-off to a worker thread and back costs ~150 µs, a quarter of a small read. A mutating tool
+    may wait for a directory lock another process holds, and the discovery tools walk trees for up to
+    their time budget: both run in a worker thread, so the server keeps answering meanwhile and a
+    cancellation reaches them."""
+    return frozenset(tool.name for tool in CORE_TOOLS if tool.read_only and tool.name in workspace.tools)
 
 
 def build_server(
@@ -135,6 +149,8 @@ def build_server(
     ) -> types.CallToolResult:
         started = time.perf_counter()
         raw = (ctx.params or {}).get("arguments") if isinstance(ctx.params, dict) else params.arguments
+        if isinstance(raw, ArgumentsText):
+            raw = raw.text  # the library parses (and reports on) them as it would any JSON text
         session = "?"
         try:
             session = session_of(ctx)
@@ -177,31 +193,35 @@ async def _handshake_only(
 async def serve_stdio(workspace: Workspace, *, audit: AuditLog | None = None) -> None:
     import sys
 
-    from mcp.server.stdio import stdio_server
-
-    server = build_server(workspace, stdio_sessions(), audit=audit, inline=STDIO_INLINE_TOOLS)
-    async with _event_loop_pipes() as pipes, stdio_server(*pipes) as (read_stream, write_stream):
+    server = build_server(workspace, stdio_sessions(), audit=audit, inline=stdio_inline_tools(workspace))
+    async with _stdio_wire() as (lines, out), jsonrpc_streams(lines, out) as (read_stream, write_stream):
         # the wire is on a private descriptor now; anything printed from here on must go to stderr,
         # never into Python's stdout buffer (which would be flushed onto the wire at exit)
         sys.stdout = sys.stderr
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-@contextlib.asynccontextmanager
-async def _event_loop_pipes() -> AsyncIterator[tuple[Any, Any]]:
-    """stdin and stdout as the event loop's own pipe transports, when both are pipes or sockets.
+# --- the stdio wire: lines in, lines out ---------------------------------------------------------------
 
-    The SDK reads each line and writes each reply through a worker thread (a dozen thread hand-offs per
-    call, most of the per-call latency); the loop's transports need none. The wire moves to private
-    descriptors: fd 0 then reads the null device and fd 1 goes to stderr, so a stray print or a child
-    process cannot corrupt it. On the way out every reply already written is flushed, the pipes get
-    back the blocking mode they had (the transports make them non-blocking, and the parent shares
-    them), and fds 0 and 1 are restored. Anything else (a terminal, a file) gets ``(None, None)``: the
-    SDK's own threaded streams."""
-    if not all(_is_pipe(fd) for fd in (0, 1)):
-        yield None, None
-        return
-    loop = asyncio.get_running_loop()
+
+class LineSink(Protocol):
+    """Where replies go, one line each: ``write`` queues, ``flush`` waits until the wire took it."""
+
+    async def write(self, text: str) -> None: ...
+
+    async def flush(self) -> None: ...
+
+
+@contextlib.asynccontextmanager
+async def _stdio_wire() -> AsyncIterator[tuple[AsyncIterator[str], LineSink]]:
+    """The protocol's lines in and out, on private duplicates of fds 0 and 1.
+
+    fd 0 then reads the null device and fd 1 goes to stderr, so a stray print or a child process cannot
+    corrupt the wire. Pipes and sockets are served by the event loop's own transports (the SDK's stdio
+    transport hands every line to a worker thread and back: a dozen thread hand-offs per call, most of
+    the per-call latency); anything else (a terminal, a file) by a reader and a writer thread. On the way out every
+    reply already written is flushed, the descriptors get back the blocking mode they had (the loop's
+    transports make them non-blocking, and the parent shares them), and fds 0 and 1 are restored."""
     blocking = os.get_blocking(0), os.get_blocking(1)
     saved_in, saved_out = os.dup(0), os.dup(1)
     wire_in, wire_out = os.dup(0), os.dup(1)
@@ -209,27 +229,14 @@ async def _event_loop_pipes() -> AsyncIterator[tuple[Any, Any]]:
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
-    transports: list[asyncio.BaseTransport] = []
     try:
-        reader = asyncio.StreamReader(limit=_MAX_MESSAGE_BYTES)
-        in_transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
-        )
-        transports.append(in_transport)
-        out_transport, out_protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
-        )
-        transports.append(out_transport)
-        out_transport.set_write_buffer_limits(0)  # flush() waits until the pipe has taken every byte
-        writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
-        try:
-            yield _LineReader(reader), _LineWriter(writer)
-        finally:
-            with contextlib.suppress(Exception):  # a reader that went away cannot be flushed to
-                await asyncio.wait_for(writer.drain(), _FLUSH_SECONDS)
+        if _is_pipe(wire_in) and _is_pipe(wire_out):
+            async with _loop_pipes(wire_in, wire_out) as wire:
+                yield wire
+        else:
+            async with _threaded_files(wire_in, wire_out) as wire:
+                yield wire
     finally:
-        for transport in transports:
-            transport.close()
         for fd, was_blocking in zip((saved_in, saved_out), blocking, strict=True):
             with contextlib.suppress(OSError):
                 os.set_blocking(fd, was_blocking)
@@ -251,8 +258,35 @@ def _is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+@contextlib.asynccontextmanager
+async def _loop_pipes(wire_in: int, wire_out: int) -> AsyncIterator[tuple[AsyncIterator[str], LineSink]]:
+    """The event loop's pipe transports over the wire descriptors (which they own and close)."""
+    loop = asyncio.get_running_loop()
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        reader = asyncio.StreamReader(limit=_MAX_MESSAGE_BYTES)
+        in_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
+        )
+        transports.append(in_transport)
+        out_transport, out_protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
+        )
+        transports.append(out_transport)
+        out_transport.set_write_buffer_limits(0)  # flush() waits until the pipe has taken every byte
+        writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
+        try:
+            yield _LineReader(reader), _LineWriter(writer)
+        finally:
+            with contextlib.suppress(Exception):  # a reader that went away cannot be flushed to
+                await asyncio.wait_for(writer.drain(), _FLUSH_SECONDS)
+    finally:
+        for transport in transports:
+            transport.close()
+
+
 class _LineReader:
-    """``async for line in stdin`` over a StreamReader (what the SDK's stdio transport iterates).
+    """``async for line in stdin`` over a StreamReader.
 
     A line over the size limit is dropped whole, up to and including its newline: its tail is never
     taken for a message of its own."""
@@ -297,13 +331,368 @@ class _LineWriter:
         await self._writer.drain()
 
 
-def http_app(workspace: Workspace, *, host: str, audit: AuditLog | None = None) -> Any:
+@contextlib.asynccontextmanager
+async def _threaded_files(wire_in: int, wire_out: int) -> AsyncIterator[tuple[AsyncIterator[str], LineSink]]:
+    """A terminal or a file, which the event loop cannot watch: a daemon thread reads the lines (it may
+    still be blocked in a read when the server stops, so its descriptor is closed only once it is
+    done) and each batch of replies is written in a worker thread."""
+    lines = _ThreadedLines(os.fdopen(wire_in, "rb", closefd=False), asyncio.get_running_loop())
+    out = os.fdopen(wire_out, "wb")
+    try:
+        yield lines, _FileWriter(out)
+    finally:
+        with contextlib.suppress(OSError):
+            out.close()
+        if lines.finished.is_set():
+            os.close(wire_in)
+
+
+class _ThreadedLines:
+    """``async for line in stdin`` over a blocking file, read by a daemon thread that hands the loop
+    one line at a time (over-long lines are dropped whole, as ``_LineReader`` drops them)."""
+
+    def __init__(self, file: BinaryIO, loop: asyncio.AbstractEventLoop) -> None:
+        self._file = file
+        self._loop = loop
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=1)
+        self.finished = threading.Event()
+        threading.Thread(target=self._read_all, name="fs-tools stdin", daemon=True).start()
+
+    def __aiter__(self) -> _ThreadedLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._queue.get()
+        if line is None:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+    def _read_all(self) -> None:
+        try:
+            for line in _bounded_lines(self._file):
+                self._hand_over(line)
+        except OSError as exc:
+            log.warning("stdin read failed: %s", exc)
+        finally:
+            self.finished.set()
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is listening any more
+                self._hand_over(None)
+
+    def _hand_over(self, line: bytes | None) -> None:
+        asyncio.run_coroutine_threadsafe(self._queue.put(line), self._loop).result()
+
+
+def _bounded_lines(file: BinaryIO) -> Iterator[bytes]:
+    dropping = False
+    while chunk := file.readline(_MAX_MESSAGE_BYTES):
+        cut = len(chunk) == _MAX_MESSAGE_BYTES and not chunk.endswith(b"\n")
+        if dropping or cut:
+            if not dropping:
+                log.warning("dropped a message longer than %d bytes", _MAX_MESSAGE_BYTES)
+            dropping = cut  # still inside the over-long line until a chunk ends it
+            continue
+        yield chunk
+
+
+class _FileWriter:
+    """Replies to a blocking file: ``write`` collects, ``flush`` writes them in a worker thread."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+        self._pending: list[bytes] = []
+
+    async def write(self, text: str) -> None:
+        self._pending.append(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        data = b"".join(self._pending)
+        self._pending.clear()
+        await asyncio.to_thread(self._write, data)
+
+    def _write(self, data: bytes) -> None:
+        self._file.write(data)
+        self._file.flush()
+
+
+# --- JSON-RPC over lines: every request gets an answer ---------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def jsonrpc_streams(
+    lines: AsyncIterator[str], out: LineSink
+) -> AsyncIterator[
+    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+]:
+    """The server's message streams over a line transport, as the SDK's ``stdio_server`` gives them,
+    with one difference: a line the SDK's parser refuses is never dropped in silence (see
+    ``inbound_message``), and a reply the SDK cannot serialise is still written (see ``wire_text``)."""
+    inbound_send, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
+    replies = outbound.clone()  # the reader answers what it cannot hand to the server
+
+    async def read_lines() -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            async with inbound_send, replies:
+                async for line in lines:
+                    message = inbound_message(line)
+                    if isinstance(message, types.JSONRPCError):
+                        await replies.send(SessionMessage(message))
+                    elif message is not None:
+                        await inbound_send.send(message)
+
+    async def write_lines() -> None:
+        try:
+            async with outbound_receive:
+                async for message in outbound_receive:
+                    await out.write(wire_text(message.message) + "\n")
+                    await out.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client closed its end: the session is over
+            log.info("the client stopped reading; ending the session")
+            tasks.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(read_lines)
+        tasks.start_soon(write_lines)
+        yield inbound, outbound
+
+
+def inbound_message(line: str) -> SessionMessage | types.JSONRPCError | None:
+    """One wire line as a message for the server, or the error its sender gets instead of silence
+    (None: nothing to answer — a blank line, or a notification or response that cannot be read).
+
+    The SDK's parser refuses some JSON that RFC 8259 allows — a lone surrogate escape (``"\\ud800"``),
+    an integer of thousands of digits — and a message it cannot parse would get no reply at all, so
+    its client would wait forever. Such a line is read again by Python's parser: a ``tools/call`` whose
+    envelope is sound goes on with its arguments as JSON text (``ArgumentsText``), so the client gets
+    the ``INVALID_ARGS`` result the library gives for the same JSON; any other request gets a JSON-RPC
+    error with its id where the id can be read, ``null`` where it cannot."""
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except Exception:  # whatever the strict parser refuses, the lenient one decides about
+        pass
+    if not line.strip():
+        return None
+    try:
+        value = json.loads(line, parse_int=_integer, parse_constant=_not_json)
+    except (ValueError, RecursionError) as exc:
+        return _error_reply(None, types.PARSE_ERROR, f"Parse error: {exc}")
+    if _unanswerable(value):
+        log.warning("dropped a message the server cannot read: %s", ascii(line[:200]))
+        return None
+    request_id = _readable_id(value)
+    if request_id is not None and isinstance(value, dict):
+        try:
+            repaired = _call_with_arguments_as_text(value)
+        except RecursionError:
+            repaired = None
+        if repaired is not None:
+            return repaired
+    return _error_reply(
+        request_id, types.INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 request this server reads"
+    )
+
+
+def _unanswerable(value: object) -> bool:
+    """A notification or a response: JSON-RPC has no way to answer either."""
+    if not isinstance(value, dict):
+        return False
+    if "method" in value:
+        return "id" not in value
+    return "id" in value and ("result" in value or "error" in value)
+
+
+class ArgumentsText(dict[str, Any]):
+    """A ``tools/call``'s arguments that the SDK's parser refused, kept as JSON text.
+
+    An (empty) dict, so the SDK's request validation lets the call through; the tool handler hands
+    ``text`` to the library, which parses it as it parses any JSON string of arguments."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class _LongInt(str):
+    """An integer literal longer than ``int()`` takes (``sys.get_int_max_str_digits()``), kept as text."""
+
+    __slots__ = ()
+
+
+def _integer(literal: str) -> int | _LongInt:
+    try:
+        return int(literal)
+    except ValueError:
+        return _LongInt(literal)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _plain(value: object) -> bool:
+    """No lone surrogate and no over-long integer anywhere in ``value``: what the SDK could have parsed."""
+    if isinstance(value, _LongInt):
+        return False
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is None
+    if isinstance(value, dict):
+        return all(_plain(key) and _plain(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_plain(item) for item in value)
+    return True
+
+
+def _readable_id(value: object) -> int | str | None:
+    request_id = value.get("id") if isinstance(value, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not _plain(request_id):
+        return None
+    return request_id
+
+
+def _call_with_arguments_as_text(value: dict[str, Any]) -> SessionMessage | None:
+    params = value.get("params")
+    if value.get("method") != "tools/call" or not isinstance(params, dict) or "arguments" not in params:
+        return None
+    envelope = {**value, "params": {**params, "arguments": ArgumentsText(_json_text(params["arguments"]))}}
+    if not _plain(envelope):
+        return None  # the trouble is outside the arguments: the request itself cannot be read
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(envelope, by_name=False))
+    except ValueError:
+        return None
+
+
+def _json_text(value: object) -> str:
+    """``value`` as JSON again: over-long integers as their digits, lone surrogates as escapes."""
+    if isinstance(value, _LongInt):
+        return str.__str__(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(key)}: {_json_text(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_json_text(item) for item in value) + "]"
+    return json.dumps(value)
+
+
+def _error_reply(request_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+
+
+def wire_text(message: types.JSONRPCMessage) -> str:
+    """One message as a line of JSON. A string holding a lone surrogate (a tool name the client sent,
+    echoed in an error) cannot be UTF-8: it goes out as a ``\\uXXXX`` escape, as the client sent it."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True)
+    except ValueError:  # pydantic's PydanticSerializationError
+        return json.dumps(message.model_dump(by_alias=True, exclude_unset=True), default=str)
+
+
+# --- streamable HTTP -------------------------------------------------------------------------------------
+
+TOKEN_ENV = "FS_TOOLS_TOKEN"
+_TOKEN_SHAPE = re.compile(r"[\x21-\x7e]+")  # what an Authorization header carries: visible ASCII, no spaces
+
+
+def check_token(token: str) -> None:
+    """Raise a one-line ValueError unless ``token`` can be sent in an ``Authorization`` header."""
+    if not _TOKEN_SHAPE.fullmatch(token):
+        raise ValueError("the HTTP token must be non-empty printable ASCII without spaces")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server to this machine (a name other than localhost may not)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerToken:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``.
+
+    A missing, wrong, repeated or differently-schemed header is 401 before the request reaches the MCP
+    app (the scheme's name is case-insensitive, as HTTP says). Tokens are compared as SHA-256 digests
+    with ``hmac.compare_digest``: in constant time, and without revealing the token's length."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        check_token(token)
+        self._app = app
+        self._expected = hashlib.sha256(token.encode("ascii")).digest()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan" or self._authorised(scope.get("headers") or ()):
+            await self._app(scope, receive, send)
+        elif scope["type"] == "http":
+            await _unauthorised(send)
+        else:  # a websocket, or anything else a future server grows: refused the same way
+            await send({"type": "websocket.close", "code": 1008})
+
+    def _authorised(self, headers: Any) -> bool:
+        values = [value for name, value in headers if name.lower() == b"authorization"]
+        if len(values) != 1:
+            return False
+        scheme, _, token = bytes(values[0]).partition(b" ")
+        presented = hashlib.sha256(token.strip()).digest()
+        return hmac.compare_digest(presented, self._expected) and scheme.lower() == b"bearer"
+
+
+async def _unauthorised(send: Any) -> None:
+    body = json.dumps(
+        {"error": "unauthorized", "message": "this server requires an Authorization: Bearer <token> header"}
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", b'Bearer realm="fs-tools"'),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_app(workspace: Workspace, *, host: str, token: str | None = None, audit: AuditLog | None = None) -> Any:
+    """The streamable HTTP app at ``/mcp``. On a loopback ``host`` the SDK's Host and Origin checks stop
+    DNS rebinding; with a ``token`` every request must also carry it (``BearerToken``)."""
     server = build_server(workspace, http_sessions, audit=audit)
     server.middleware.append(_handshake_only)
-    return server.streamable_http_app(streamable_http_path="/mcp", stateless_http=False, host=host)
+    app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=False, host=host)
+    return app if token is None else BearerToken(app, token)
 
 
-def serve_http(workspace: Workspace, *, host: str, port: int, audit: AuditLog | None = None) -> None:
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host``:``port`` (0 picks a free port); OSError when it cannot bind."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[
+        0
+    ]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(socket.SOMAXCONN)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def url_of(host: str, sock: socket.socket) -> str:
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    return f"http://{shown}:{sock.getsockname()[1]}/mcp"
+
+
+def serve_http(
+    workspace: Workspace,
+    sock: socket.socket,
+    *,
+    host: str,
+    token: str | None = None,
+    audit: AuditLog | None = None,
+) -> None:
+    """Serve on ``sock`` (from ``listen``) until SIGINT or SIGTERM."""
     import uvicorn
 
-    uvicorn.run(http_app(workspace, host=host, audit=audit), host=host, port=port, log_level="warning")
+    config = uvicorn.Config(http_app(workspace, host=host, token=token, audit=audit), log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])

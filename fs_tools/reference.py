@@ -16,6 +16,7 @@ import fcntl
 import json
 import logging
 import os
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -24,6 +25,7 @@ from typing import Any
 from unittest import mock
 
 from fs_tools.errors import Aborted, HarnessError, error_codes
+from fs_tools.observation_store import SqliteStore
 from fs_tools.result import ToolResult
 from fs_tools.tools.base import Tool, ToolOutput
 from fs_tools.workspace import Session, Workspace
@@ -307,6 +309,19 @@ def _busy(s: Scratch) -> ToolResult:
         os.close(holder)
 
 
+def _store_unavailable(s: Scratch) -> ToolResult:
+    """A SQLite store another process holds locked past the store's busy timeout."""
+    path = s.root.parent / "state.sqlite"
+    store = SqliteStore(path, busy_timeout=0)
+    holder = sqlite3.connect(path)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        with Workspace(s.root, store=store) as workspace:
+            return workspace.session("docs").call("read", {"file_path": "notes.txt"})
+    finally:
+        holder.close()
+
+
 def _binary(s: Scratch) -> ToolResult:
     (s.root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
     return s.session.call("read", {"file_path": "logo.png"})
@@ -338,6 +353,7 @@ ERROR_EXAMPLES: dict[str, Callable[[Scratch], ToolResult]] = {
     "FS_EDIT_NOT_FOUND": _edit_not_found,
     "FS_AMBIGUOUS_EDIT": _ambiguous,
     "FS_BUSY": _busy,
+    "STORE_UNAVAILABLE": _store_unavailable,
     "FS_ABORTED": _fs_aborted,
 }
 

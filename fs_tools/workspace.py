@@ -110,21 +110,37 @@ class Workspace:
     ) -> None:
         root_list = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
         self._in_flight = _InFlight()
-        self.provider = FileProvider(
-            root_list, max_file_bytes=max_file_bytes, max_read_bytes=max(max_read_bytes, max_file_bytes),
-            lock_timeout=lock_timeout,
-        )
         self.read_only = read_only
         self.search_seconds = search_seconds
         self.protected = ProtectedPaths(protected)
+        self.tools: dict[str, Tool[Any]] = {tool.name: tool for tool in ALL_TOOLS}
+        # Checked in order of cost, and whatever was opened is closed again if a later option is bad:
+        # a host that retries with a fixed option leaks no descriptor or connection.
+        opened: SqliteStore | None = None
         if store is None:
             self.store: ObservationStore = MemoryStore()
         elif isinstance(store, str | os.PathLike):
-            self.store = SqliteStore(store)
+            self.store = opened = SqliteStore(store)
         else:
             self.store = store
-        self.tools: dict[str, Tool[Any]] = {tool.name: tool for tool in ALL_TOOLS}
-        self.watcher: Watcher | None = Watcher(self.provider, self.store) if watch else None
+        try:
+            self.provider = FileProvider(
+                root_list,
+                max_file_bytes=max_file_bytes,
+                max_read_bytes=max(max_read_bytes, max_file_bytes),
+                lock_timeout=lock_timeout,
+            )
+        except BaseException:
+            if opened is not None:
+                opened.close()
+            raise
+        try:
+            self.watcher: Watcher | None = Watcher(self.provider, self.store) if watch else None
+        except BaseException:
+            self.provider.close()
+            if opened is not None:
+                opened.close()
+            raise
 
     @property
     def roots(self) -> list[Path]:

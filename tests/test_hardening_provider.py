@@ -650,3 +650,42 @@ def test_temp_names_are_reserved(root: Path, tool: str, path: str) -> None:
     assert "reserved" in result.text and "partial bytes" not in result.text
     assert (root / ".0123456789abcdef.fs-tools.tmp").read_text() == "partial bytes of a live write\n"
     assert not (root / "a").exists()
+
+
+# --- host errors leak nothing; huge integers are INVALID_ARGS ------------------------------------------
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@linux_only
+def test_a_bad_option_leaks_no_descriptor(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "garbage.sqlite").write_bytes(b"not a database" * 100)
+    before = _open_descriptors()
+    for _ in range(20):
+        with pytest.raises(ValueError):
+            Workspace([root, tmp_path / "missing"])
+        with pytest.raises(ValueError):
+            Workspace(tmp_path / "missing", store=tmp_path / "state.sqlite")
+        with pytest.raises(ValueError):
+            Workspace(root, store=tmp_path / "garbage.sqlite")
+    assert _open_descriptors() <= before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"file_path": "f.txt", "offset": 10**5000},
+        {"file_path": "f.txt", "offset": -(10**5000)},
+        {"file_path": "f.txt", "limit": 2**63},
+        '{"file_path": "f.txt", "offset": ' + "9" * 5000 + "}",
+    ],
+    ids=["huge", "huge-negative", "past-int64", "json-5000-digits"],
+)
+def test_huge_integers_are_invalid_arguments_never_internal_errors(root: Path, args: Any) -> None:
+    (root / "f.txt").write_text("one\n")
+    with Workspace(root) as ws:
+        result = ws.session("s").call("read", args)
+    assert_error(result, "INVALID_ARGS")
+    assert "digits" in result.text and len(result.text) < 300

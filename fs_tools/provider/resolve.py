@@ -143,7 +143,15 @@ class Resolver:
     def __init__(self, roots: Sequence[str | os.PathLike[str]]) -> None:
         if not roots:
             raise ValueError("a workspace needs at least one root")
-        self.roots: tuple[Root, ...] = tuple(Root.open(r) for r in roots)
+        opened: list[Root] = []
+        try:
+            for given in roots:
+                opened.append(Root.open(given))
+        except BaseException:  # a bad second root must not leak the first one's descriptor
+            for root in opened:
+                os.close(root.fd)
+            raise
+        self.roots: tuple[Root, ...] = tuple(opened)
         self._closed = False
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ commit stays the only authority.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -29,7 +30,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from fs_tools.errors import FsError
+from fs_tools.errors import Aborted, Busy, FsError
 from fs_tools.provider import FileProvider
 from policy import Absent, Observation, ObservationStore, Present
 
@@ -63,28 +64,67 @@ class _Discard:
         pass
 
 
-def check(provider: FileProvider, key: str, observation: Observation) -> Change | None:
-    """Compare one observation with the disk, by hash."""
+def check(provider: FileProvider, key: str, observation: Callable[[], Observation | None]) -> Change | None:
+    """Compare the session's observation of ``key`` with the disk, by hash.
+
+    ``observation`` is called under the file's lock: a read or a commit holds that lock until it has
+    recorded the version it saw or wrote, so the version compared is that one, never a copy taken before
+    the lock (against which the session's own write, committed meanwhile, would look like a change)."""
     try:
-        # under the file's lock: a commit in progress records its new version before we compare
         with provider.resolve(key) as target, provider.locks.hold(target.key):
+            observed = observation()
             found = provider.scan(target, key, _Discard)
+    except (Busy, Aborted):
+        return None  # a writer holds it for long: unknown for now, and the writer's commit is what counts
     except FsError:
-        found = None  # gone, or no longer a readable regular file inside a root
+        observed, found = observation(), None  # gone, or no longer a readable regular file inside a root
+    if observed is None:
+        return None  # forgotten meanwhile
     if found is None:
-        return Change(key, DELETED) if isinstance(observation, Present) else None
+        return Change(key, DELETED) if isinstance(observed, Present) else None
     _, scan = found
-    if isinstance(observation, Absent):
+    if isinstance(observed, Absent):
         return Change(key, CREATED, scan.version)
-    return Change(key, MODIFIED, scan.version) if scan.version != observation.version else None
+    return Change(key, MODIFIED, scan.version) if scan.version != observed.version else None
 
 
 def changes_among(
-    provider: FileProvider, observed: dict[str, Observation], candidates: Iterable[str] | None
+    provider: FileProvider,
+    observed: dict[str, Observation],
+    candidates: Iterable[str] | None,
+    recorded: Callable[[str], Observation | None] | None = None,
 ) -> list[Change]:
+    """The changes among ``candidates`` (all of ``observed`` when None). ``recorded`` looks up the
+    observation as the store holds it now, read under each file's lock (see ``check``); without it the
+    ``observed`` snapshot is compared, and a commit finishing meanwhile may be reported as a change."""
     keys = observed.keys() if candidates is None else [k for k in candidates if k in observed]
-    found = (check(provider, key, observed[key]) for key in sorted(keys))
+    lookup = recorded if recorded is not None else observed.get
+    found = (check(provider, key, functools.partial(lookup, key)) for key in sorted(keys))
     return [change for change in found if change is not None]
+
+
+class _Subscription:
+    """One callback; once ``cancel`` returns it is never called again."""
+
+    def __init__(self, callback: Callable[[Change], None]) -> None:
+        self._callback = callback
+        self._active = True
+        # held while the callback runs, so cancel waits for a call in progress on another thread;
+        # reentrant, so a callback may unsubscribe itself
+        self._calling = threading.RLock()
+
+    def tell(self, change: Change) -> None:
+        with self._calling:
+            if not self._active:
+                return
+            try:
+                self._callback(change)
+            except Exception:  # a subscriber's bug must not stop the watcher
+                log.exception("change subscriber failed")
+
+    def cancel(self) -> None:
+        with self._calling:
+            self._active = False
 
 
 class Watcher:
@@ -95,7 +135,7 @@ class Watcher:
         self._store = store
         self._lock = threading.Lock()
         self._dirty: set[str] = set()
-        self._subscribers: dict[str, list[Callable[[Change], None]]] = {}
+        self._subscribers: dict[str, list[_Subscription]] = {}
         self._told: dict[tuple[str, str], str | None] = {}  # (session, key) -> version last announced
         self._overflows = 0  # times the kernel dropped events: every observed file is then worth a look
         self._rescanned: dict[str, int] = {}  # session -> overflows its full re-hash has covered
@@ -119,12 +159,11 @@ class Watcher:
             dirty = set(self._dirty)
             overflows = self._overflows
             full = self._rescanned.get(session, 0) < overflows
-        observed = self._store.observed(session)
         if not full:
-            return changes_among(self._provider, observed, dirty)
+            return self._changes(session, dirty)
         # events were lost: re-hash everything this session observed, once per overflow, and remember
         # what differs so the next call (which goes by the reported paths again) still reports it
-        found = changes_among(self._provider, observed, None)
+        found = self._changes(session, None)
         with self._lock:
             self._dirty |= {change.path for change in found}
             self._rescanned[session] = max(self._rescanned.get(session, 0), overflows)
@@ -132,16 +171,20 @@ class Watcher:
 
     def subscribe(self, session: str, callback: Callable[[Change], None]) -> Callable[[], None]:
         """Call ``callback`` (on the watcher's thread) for each real change to a file the session
-        observed. Returns the function that unsubscribes. To hand changes to asyncio, pass a callback
-        that uses ``loop.call_soon_threadsafe``."""
+        observed. Returns the function that unsubscribes: once it returns, the callback is never called
+        again (if the callback is running on the watcher's thread, it waits for that call to return, so
+        the callback must not wait for the thread that unsubscribes). To hand changes to asyncio, pass a
+        callback that uses ``loop.call_soon_threadsafe``."""
+        subscription = _Subscription(callback)
         with self._lock:
-            self._subscribers.setdefault(session, []).append(callback)
+            self._subscribers.setdefault(session, []).append(subscription)
 
         def unsubscribe() -> None:
+            subscription.cancel()
             with self._lock:
-                callbacks = self._subscribers.get(session, [])
-                if callback in callbacks:
-                    callbacks.remove(callback)
+                subscriptions = self._subscribers.get(session, [])
+                if subscription in subscriptions:
+                    subscriptions.remove(subscription)
 
         return unsubscribe
 
@@ -162,20 +205,28 @@ class Watcher:
             self._dirty |= paths
         self._announce(paths)
 
+    def _changes(self, session: str, candidates: Iterable[str] | None) -> list[Change]:
+        observed = self._store.observed(session)
+        return changes_among(self._provider, observed, candidates, functools.partial(self._store.get, session))
+
     def _announce(self, paths: set[str] | None) -> None:
         with self._lock:
-            subscribers = {session: list(callbacks) for session, callbacks in self._subscribers.items() if callbacks}
-        for session, callbacks in subscribers.items():
-            for change in changes_among(self._provider, self._store.observed(session), paths):
-                # one write makes several events; announce each new state of a file once
-                if self._told.get((session, change.path), "") == change.version:
-                    continue
-                self._told[(session, change.path)] = change.version
-                for callback in callbacks:
-                    try:
-                        callback(change)
-                    except Exception:  # a subscriber's bug must not stop the watcher
-                        log.exception("change subscriber failed")
+            sessions = [session for session, subscriptions in self._subscribers.items() if subscriptions]
+        for session in sessions:
+            for change in self._changes(session, paths):
+                self._tell(session, change)
+
+    def _tell(self, session: str, change: Change) -> None:
+        # The subscriptions are read after the hash, not before it: one cancelled before the file
+        # changed is not among them (and one cancelled since is skipped by its own check).
+        with self._lock:
+            subscriptions = list(self._subscribers.get(session, []))
+            # one write makes several events; announce each new state of a file once
+            if not subscriptions or self._told.get((session, change.path), "") == change.version:
+                return
+            self._told[(session, change.path)] = change.version
+        for subscription in subscriptions:
+            subscription.tell(change)
 
 
 class _Handler(FileSystemEventHandler):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import functools
 import logging
 import os
 import threading
@@ -281,7 +282,12 @@ class Session:
             watcher = self.workspace.watcher
             if watcher is not None:
                 return watcher.changes(self.key)
-            return changes_among(self.workspace.provider, self.workspace.store.observed(self.key), None)
+            store = self.workspace.store
+            # the observation as recorded under each file's lock: the session's own commit finishing
+            # meanwhile is not a change
+            return changes_among(
+                self.workspace.provider, store.observed(self.key), None, functools.partial(store.get, self.key)
+            )
 
     def on_change(self, callback: Callable[[Change], None]) -> Callable[[], None]:
         """Be told (on the watcher's thread) of each real change to a file this session observed; needs

@@ -92,14 +92,53 @@ def test_subscribers_are_told_of_real_changes_only(root: Path, watched: Workspac
     os.utime(root / "b.txt")  # not a change
     assert not session.call("edit", {"file_path": "a.txt", "old_string": "one", "new_string": "two"}).is_error
     (root / "a.txt").write_text("three\n")
-    three, four = version_of(b"three\n"), version_of(b"four\n")
+    two, three, four = version_of(b"two\n"), version_of(b"three\n"), version_of(b"four\n")
     # a non-atomic writer may be seen mid-write (say, truncated); the final state is announced too
     assert _wait_for(lambda: any(c.kind == MODIFIED and c.version == three for c in told))
     assert {os.path.basename(c.path) for c in told} == {"a.txt"}
+    # the rename's event arrives while the edit is still committing (it fsyncs the directory, then
+    # records "two"): compared with the observation as it was then, the session's own edit looked foreign
+    assert all(c.version != two for c in told)
     unsubscribe()
+    # an announcement already under way (for "three") may hash the file after this write: it must not
+    # reach the callback, which has unsubscribed (forced below, in the test that follows)
     (root / "a.txt").write_text("four\n")
     assert _wait_for(lambda: [c.version for c in session.changed()] == [four])
     assert all(c.version != four for c in told)
+
+
+def test_a_callback_is_never_called_once_unsubscribe_returns(root: Path, watched: Workspace) -> None:
+    """The interleaving of the test above, forced: the watcher has taken up an event (for "two") when the
+    callback unsubscribes, and the file changes again before the watcher hashes it for that callback's
+    session. The first session's callback, run on the watcher's thread between the two sessions'
+    checks, is what unsubscribes the second and writes."""
+    (root / "a.txt").write_text("one\n")
+    (root / "marker.txt").write_text("m\n")
+    first, second = watched.session("first"), watched.session("second")
+    for each, name in [(first, "a.txt"), (first, "marker.txt"), (second, "a.txt")]:
+        assert not each.call("read", {"file_path": name}).is_error
+    told_first: list[Change] = []
+    told_second: list[Change] = []
+    unsubscribed = threading.Event()
+
+    def first_told(change: Change) -> None:
+        told_first.append(change)
+        if not unsubscribed.is_set():
+            unsubscribe_second()
+            (root / "a.txt").write_text("after the unsubscribe\n")
+            unsubscribed.set()
+
+    first.on_change(first_told)  # subscribed first, so checked first
+    unsubscribe_second = second.on_change(told_second.append)
+    # saved atomically: a write in place could still be under way when the callback writes
+    (root / "a.tmp").write_text("two\n")
+    os.replace(root / "a.tmp", root / "a.txt")
+    assert _wait_for(unsubscribed.is_set)
+    (root / "marker.txt").write_text("done\n")  # events are handled in order: once this one is told,
+    assert _wait_for(lambda: any(c.path.endswith("marker.txt") for c in told_first))  # all before it are
+    assert told_second == []
+    later = version_of(b"after the unsubscribe\n")
+    assert [c.version for c in second.changed()] == [later]  # the change is real: only the callback is gone
 
 
 def test_without_a_watcher_changed_rehashes_every_observation(root: Path, workspace: Workspace) -> None:

@@ -36,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default="bench-results.json", help="where to write the rows")
     parser.add_argument("--python", help="a Python >= 3.12 for the peer environment")
     parser.add_argument(
-        "--sections", default="library,peers,mcp,search", help="comma-separated: library,peers,mcp,search"
+        "--sections",
+        default="library,peers,mcp,search,memory",
+        help="comma-separated: library,peers,mcp,search,memory",
     )
     args = parser.parse_args(argv)
     peers = not (args.smoke or args.no_peers)
@@ -63,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.search import search_rows
 
         rows += search_rows(args.smoke)
+    if "memory" in sections:
+        from bench.memory import memory_rows
+
+        rows += memory_rows(args.smoke)
     machine = machine_info()
     print(render(rows, machine, time.perf_counter() - started))
     Path(args.json).write_text(

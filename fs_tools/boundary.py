@@ -150,6 +150,8 @@ def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Collection[
 
 
 def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+    if details.get("subject") == "content" and details.get("pointer"):
+        return f"{exc.message} — the host limits files to that size; make the edit smaller, or split the file"
     if details.get("subject") == "content":
         return f"{exc.message} — the host limits files to that size; write less content per file"
     if details.get("subject") == "read":

@@ -689,3 +689,31 @@ def test_huge_integers_are_invalid_arguments_never_internal_errors(root: Path, a
         result = ws.session("s").call("read", args)
     assert_error(result, "INVALID_ARGS")
     assert "digits" in result.text and len(result.text) < 300
+
+
+def test_a_store_that_fails_after_the_commit_says_the_file_was_written(root: Path) -> None:
+    from fs_tools.errors import StoreUnavailable
+    from policy import MemoryStore
+
+    class FailingPuts(MemoryStore):
+        failing = False
+
+        def put(self, session: str, key: str, observation: Any) -> None:
+            if self.failing:
+                raise StoreUnavailable("the session's observation store failed (disk I/O error)")
+            super().put(session, key, observation)
+
+    (root / "f.txt").write_text("one\n")
+    store = FailingPuts()
+    with Workspace(root, store=store) as ws:
+        session = ws.session("s")
+        read_ok(session, "f.txt")
+        store.failing = True
+        result = session.call("edit", {"file_path": "f.txt", "old_string": "one", "new_string": "two"})
+        assert_error(result, "STORE_UNAVAILABLE")
+        assert "was written" in result.text and "read it" in result.text
+        assert (root / "f.txt").read_text() == "two\n"
+        store.failing = False
+        again = session.call("edit", {"file_path": "f.txt", "old_string": "two", "new_string": "three"})
+        assert code_of(again) in ("FS_STALE_VERSION", "FS_NOT_OBSERVED"), again.text  # fails closed
+        assert (root / "f.txt").read_text() == "two\n"

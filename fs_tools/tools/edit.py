@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
-from fs_tools.errors import path_label
-from fs_tools.provider import Snapshot, decode_text
+from fs_tools.errors import EditNotFound, path_label
+from fs_tools.provider import Snapshot, TextFile, decode_text
+from fs_tools.provider.content import count_lines
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
-from fs_tools.tools.matching import Replacement, replace
+from fs_tools.tools.matching import Miss, Replacement, line_start, replace
 from fs_tools.tools.mutation import commit_gated
-from fs_tools.tools.rendering import snippet, snippet_at, split_lines
+from fs_tools.tools.rendering import snippet_at
 from policy import Intent
 
 _PATH_DOC = "Path of the file: relative to the workspace root, or absolute inside a root."
@@ -23,6 +25,7 @@ _OLD_DOC = (
 )
 _NEW_DOC = "The replacement text, inserted literally (no regex or $ expansion)."
 _ALL_DOC = "Replace every occurrence instead of requiring a unique one. Default false."
+MAX_EDITS = 100  # per multi_edit call
 
 
 def _differs(data: Mapping[str, Any]) -> list[Violation]:
@@ -60,8 +63,24 @@ class EditSpec(ToolArgs):
 class MultiEditArgs(ToolArgs):
     file_path: FilePath = Field(description=_PATH_DOC)
     edits: list[EditSpec] = Field(
-        min_length=1, description="Edits applied in order, each to the result of the previous; all or nothing."
+        min_length=1,
+        description=f"Edits applied in order, each to the result of the previous; all or nothing. At most {MAX_EDITS}.",
+        json_schema_extra={"maxItems": MAX_EDITS},
     )
+
+    @classmethod
+    def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
+        edits = data.get("edits")
+        if isinstance(edits, list) and len(edits) > MAX_EDITS:
+            # Each edit searches the whole file under its lock: the bound keeps one call's hold short.
+            return [
+                (
+                    ("edits",),
+                    f"expected at most {MAX_EDITS} item(s), got {len(edits)}; split them over several multi_edit "
+                    "calls (each call's result counts as read)",
+                )
+            ]
+        return []
 
 
 class EditOutput(ToolOutputModel):
@@ -72,66 +91,106 @@ class EditOutput(ToolOutputModel):
     version: str
 
 
+@dataclass
+class _Outcome:
+    """What ``produce`` found under the lock: where each edit landed and the excerpt of the result to
+    show, or the edit whose old_string was not found (diagnosed once the lock is released)."""
+
+    applied: list[Replacement] = field(default_factory=list)
+    excerpt: str = ""
+    miss: Miss | None = None
+
+    @property
+    def first(self) -> int:
+        return min(r.first_line for r in self.applied)
+
+    @property
+    def last(self) -> int:
+        return self.applied[0].last_line if len(self.applied) == 1 else self.first
+
+
 def _apply(
-    snapshot: Snapshot | None, edits: Sequence[EditSpec | EditArgs], display: str, labels: Sequence[str]
-) -> tuple[bytes, list[Replacement]]:
+    snapshot: Snapshot | None,
+    edits: Sequence[EditSpec | EditArgs],
+    display: str,
+    pointers: Sequence[str],
+    limit: int,
+    outcome: _Outcome,
+) -> bytes:
     assert snapshot is not None  # an edit always has the observed version in hand
     decoded = decode_text(snapshot.data, display)
-    text = decoded.text
-    done: list[Replacement] = []
-    for spec, label in zip(edits, labels, strict=True):
-        result = replace(
-            text,
-            decoded.newline,
-            spec.old_string,
-            spec.new_string,
-            replace_all=spec.replace_all,
-            label=label,
-            display=display,
-        )
-        done.append(result)
-        text = result.text
-    return decoded.encode(text), done
+    text, size, form = decoded.text, len(snapshot.data), TextFile("", decoded.bom, decoded.newline)
+    del decoded  # only the current text is ever held: each edit's input goes when its result exists
+    for spec, pointer in zip(edits, pointers, strict=True):
+        try:
+            text, done = replace(
+                text,
+                form.newline,
+                spec.old_string,
+                spec.new_string,
+                replace_all=spec.replace_all,
+                pointer=pointer,
+                display=display,
+                size=size,
+                limit=limit,
+            )
+        except EditNotFound as exc:
+            outcome.miss = Miss(text, spec.old_string, exc)
+            raise
+        outcome.applied.append(done)
+        size = done.size
+    outcome.excerpt = _excerpt(text, outcome.applied, outcome.first, outcome.last)  # a few lines: cheap
+    return form.encode(text)
 
 
-def _run(ctx: ToolContext, path: str, edits: Sequence[EditSpec | EditArgs], labels: Sequence[str]) -> ToolOutput:
+def _run(ctx: ToolContext, path: str, edits: Sequence[EditSpec | EditArgs], pointers: Sequence[str]) -> ToolOutput:
     display = path_label(path)
-    applied: list[Replacement] = []
+    outcome = _Outcome()
 
     def produce(snapshot: Snapshot | None) -> bytes:
-        data, results = _apply(snapshot, edits, display, labels)
-        applied.extend(results)
-        return data
+        return _apply(snapshot, edits, display, pointers, ctx.provider.max_file_bytes, outcome)
 
-    done = commit_gated(ctx, path, Intent.EDIT, produce)
+    try:
+        done = commit_gated(ctx, path, Intent.EDIT, produce)
+    except EditNotFound:
+        if outcome.miss is None:
+            raise
+        # The lock is released by now: the diagnosis searches an immutable text, holding nothing.
+        raise outcome.miss.diagnosed() from None
+    applied = outcome.applied
     count = sum(r.count for r in applied)
-    first = min(r.first_line for r in applied)
-    last = max(r.last_line for r in applied) if len(applied) == 1 else first
-    if len(applied) == 1:  # where the replacement starts is known: no need to split the whole file
-        excerpt = snippet_at(applied[0].text, applied[0].position, first, last)
-    else:
-        excerpt = snippet(split_lines(applied[-1].text), first, last)
     what = f"{len(applied)} edits, {count} replacement(s)" if len(applied) > 1 else f"{count} replacement(s)"
-    text = f"Edited {display!r}: {what}. The file now reads, around line {first}:\n{excerpt}"
+    text = f"Edited {display!r}: {what}. The file now reads, around line {outcome.first}:\n{outcome.excerpt}"
     return ToolOutput(
         text=text,
         value={
             "path": path,
             "edits": len(applied),
             "replacements": count,
-            "first_line": first,
+            "first_line": outcome.first,
             "version": done.after.version,
         },
     )
 
 
+def _excerpt(text: str, applied: Sequence[Replacement], first: int, last: int) -> str:
+    """``snippet(split_lines(text), first, last)``, locating only the lines it shows (never a list of
+    every line of the file)."""
+    if len(applied) == 1:  # where the replacement starts is known
+        return snippet_at(text, applied[0].position, first, last)
+    total = count_lines(text)
+    if first <= total:
+        return snippet_at(text, line_start(text, first), first, last)
+    start = max(1, first - 2)  # a later edit removed the line: show what is left of its surroundings
+    return snippet_at(text, line_start(text, start), start, total, context=0) if start <= total else ""
+
+
 def run_edit(ctx: ToolContext, args: EditArgs) -> ToolOutput:
-    return _run(ctx, args.file_path, [args], ["old_string"])
+    return _run(ctx, args.file_path, [args], [""])
 
 
 def run_multi_edit(ctx: ToolContext, args: MultiEditArgs) -> ToolOutput:
-    labels = [f"/edits/{i}/old_string" for i in range(len(args.edits))]
-    return _run(ctx, args.file_path, args.edits, labels)
+    return _run(ctx, args.file_path, args.edits, [f"/edits/{i}" for i in range(len(args.edits))])
 
 
 EDIT = Tool(

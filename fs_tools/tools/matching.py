@@ -1,122 +1,381 @@
 """Literal, byte-preserving string replacement for edit and multi_edit, and the diagnostics that teach a
 model what went wrong when ``old_string`` does not match.
 
-Matching runs on a view of the text in which CRLF is LF, so ``old_string`` written with ``\\n`` matches a
-CRLF file; replacements are spliced into the original text, so every byte outside a match is kept.
+Matching sees the text with CRLF as LF, so ``old_string`` written with ``\\n`` matches a CRLF file;
+replacements are spliced into the original text, so every byte outside a match is kept.
+
+Both halves are bounded by the size of their input, not by a clock. A replacement's result size is
+computed from the match count before any text is built, so an edit that would outgrow the size limit
+fails at once, however many times it matches. The near-miss diagnosis does a fixed amount of work
+(``_LINE_BUDGET``, ``_COMPARE_BUDGET``, ``_SCORE_BUDGET``), so the same call always gets the same answer;
+it runs on an immutable text after the file's lock is released (see ``Miss``).
 """
 
 from __future__ import annotations
 
-import bisect
 import difflib
+import functools
 import heapq
 import re
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import accumulate, chain
+from enum import Enum
+from itertools import chain, islice, product
 from typing import Any
 
-from fs_tools.errors import AmbiguousEdit, EditNotFound
+from fs_tools.errors import AmbiguousEdit, EditNotFound, TooLarge
 
 MAX_REPORTED_MATCHES = 50
 _CANDIDATE_LINES = 6
 _CANDIDATE_CHARS = 200
 _COMPARE_CHARS = 300  # similarity is judged on at most this much of a line
 _CUTOFF = 0.5
-_SEARCH_SECONDS = 0.25  # the similarity search runs under the file's lock: keep it short
+# The similarity search's fixed budget: lines visited, characters compared, candidates scored in full.
+# On a 16 MB file it takes a small fraction of a second; lines sharing the anchor's rarest words are
+# visited first, so a near-miss far down a large file is still found.
+_LINE_BUDGET = 50_000
+_COMPARE_BUDGET = 1_000_000
+_SCORE_BUDGET = 200
+_RARE_TOKENS = 8  # the anchor's longest words, counted over the whole file to find its rarest
+_BLOCK = 1 << 16  # characters split into lines at a time, so no list of every line is ever held
+_PIECES = 4096  # pieces joined at a time when splicing one by one
 
 
 @dataclass(frozen=True)
 class Replacement:
-    """The outcome of one edit: the new text, how many replacements, and where (1-based lines of the
-    new text) the first one landed."""
+    """Where one edit landed in the text it produced: how many replacements, the 1-based lines the
+    first one spans, where it starts, and the encoded size of the new text."""
 
-    text: str
     count: int
     first_line: int
     last_line: int
-    position: int = 0  # where in ``text`` the first replacement starts
+    position: int  # where in the new text the first replacement starts
+    size: int  # bytes, as the file will hold them (BOM included)
 
 
-class MatchView:
-    """The text with CRLF seen as LF, and the map back to positions in the original."""
+def replace(
+    text: str,
+    newline: str,
+    old: str,
+    new: str,
+    *,
+    replace_all: bool,
+    pointer: str,
+    display: str,
+    size: int,
+    limit: int,
+) -> tuple[str, Replacement]:
+    """Replace ``old`` by ``new`` literally in ``text`` (``size`` bytes as encoded); the new text and
+    where the edit landed. ``EditNotFound`` / ``AmbiguousEdit`` when ``old`` does not match once, and
+    ``TooLarge`` — before anything is built — when the result would exceed ``limit`` bytes.
 
-    def __init__(self, original: str) -> None:
-        self.original = original
-        if "\r" in original and "\r\n" in original:  # a one-character search first: much faster
-            self.normalized = original.replace("\r\n", "\n")
-            self._crlf = [m.start() - i for i, m in enumerate(re.finditer("\r\n", original))]
-        else:
-            self.normalized = original
-            self._crlf = []
-
-    def to_original(self, position: int) -> int:
-        return position + bisect.bisect_left(self._crlf, position)
-
-    def line_of(self, position: int) -> int:
-        return self.normalized.count("\n", 0, position) + 1
-
-
-def find_all(haystack: str, needle: str) -> list[int]:
-    """Start positions of non-overlapping occurrences, left to right."""
-    found: list[int] = []
-    start = haystack.find(needle)
-    while start >= 0:
-        found.append(start)
-        start = haystack.find(needle, start + len(needle))
-    return found
-
-
-def replace(text: str, newline: str, old: str, new: str, *, replace_all: bool, label: str, display: str) -> Replacement:
-    """Replace ``old`` by ``new`` literally; raise EditNotFound / AmbiguousEdit with diagnostics.
-
-    ``label`` names the argument in messages (``old_string`` or ``/edits/2/old_string``).
+    ``pointer`` is the edit's JSON pointer (``/edits/2``), empty for a lone edit; messages name it.
     """
-    view = MatchView(text)
+    label = f"{pointer}/old_string" if pointer else "old_string"
     needle = old.replace("\r\n", "\n")
-    positions = find_all(view.normalized, needle)
-    if not positions:
-        details = diagnose(view.normalized, needle)
-        details["pointer"] = label
-        raise EditNotFound(f"{label} was not found in {display!r}", details=details)
-    if len(positions) > 1 and not replace_all:
-        lines = [view.line_of(p) for p in positions[:MAX_REPORTED_MATCHES]]
-        raise AmbiguousEdit(
-            f"{label} occurs {len(positions)} times in {display!r}",
-            details={"count": len(positions), "lines": lines, "pointer": label},
-        )
     insert = new.replace("\r\n", "\n")
     if newline == "\r\n":
         insert = insert.replace("\n", "\r\n")
-    pieces: list[str] = []
-    cursor = 0
-    for start in positions:
-        begin = view.to_original(start)
-        pieces.append(text[cursor:begin])
-        pieces.append(insert)
-        cursor = view.to_original(start + len(needle))
-    pieces.append(text[cursor:])
-    first_line = view.line_of(positions[0])
-    added = insert.count("\n")
-    return Replacement(
-        text="".join(pieces),
-        count=len(positions),
+    view = MatchView(text, needle, insert)
+    start = view.first()
+    if start < 0:
+        raise EditNotFound(f"{label} was not found in {display!r}", details={"pointer": label})
+    unique = view.searched.find(needle, start + len(needle)) < 0  # one search for a unique edit
+    count = 1 if unique else view.count()
+    if count > 1 and not replace_all:
+        lines = view.lines(MAX_REPORTED_MATCHES)
+        raise AmbiguousEdit(
+            f"{label} occurs {count} times in {display!r}",
+            details={"count": count, "lines": lines, "pointer": label},
+        )
+    first_line = view.searched.count("\n", 0, start) + 1
+    begin, end = view.span(start, first_line)
+    grows = _encoded_length(insert) - _encoded_length(needle)
+    after = size + grows - (end - begin - len(needle)) if unique else _size_after(view, count, size, limit)
+    if after > limit:
+        edit = f"edit {pointer}" if pointer else "the edit"
+        raise TooLarge(
+            f"{edit} would make {display!r} {after:,} bytes ({count:,} replacement(s)), over the "
+            f"{limit:,}-byte limit; nothing was written",
+            details={"size": after, "limit": limit, "subject": "content", "pointer": pointer or "/"},
+        )
+    result = "".join((text[:begin], insert, text[end:])) if unique else view.rebuilt()
+    # Exact however the matches sat: the CRs they covered are the characters the result lacks.
+    covered = len(text) + count * (len(insert) - len(needle)) - len(result)
+    return result, Replacement(
+        count=count,
         first_line=first_line,
-        last_line=first_line + added,
-        position=len(pieces[0]),  # the text before the first match is unchanged
+        last_line=first_line + insert.count("\n"),
+        position=begin,  # the text before the first match is unchanged
+        size=size + count * grows - covered,
     )
+
+
+def _size_after(view: MatchView, count: int, size: int, limit: int) -> int:
+    """The result's encoded size, by arithmetic, before it is built: each match swaps its own bytes (a
+    byte more than the needle for each CRLF it covers) for the insert's."""
+    grows = _encoded_length(view.insert) - _encoded_length(view.needle)
+    if view.layout is Layout.DIRECT:
+        return size + count * grows
+    if view.layout is Layout.CRLF:
+        return size + count * (grows - view.needle.count("\n"))  # each of the needle's LFs is a CRLF
+    if view.forms is not None:
+        return size + count * grows - view.forms.crlfs_matched()
+    most = size + count * grows  # counting the CRLFs means walking every match: only when it matters
+    return most if most <= limit else most - view.crlfs_walked()
+
+
+def _encoded_length(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+class Layout(Enum):
+    """How a needle's matches sit in the original text."""
+
+    DIRECT = "direct"  # the needle cannot meet a CRLF (or there is none): replace in the original as it is
+    CRLF = "crlf"  # every line break is CRLF, and every one the insert adds: replace with LF, then restore
+    MIXED = "mixed"  # both kinds of line break: see ``_Forms``, else map each match back one by one
+
+
+class MatchView:
+    """``needle`` (LF line breaks) looked for in ``original`` seen with CRLF as LF, and ``insert``
+    spliced in its place so every byte outside a match is kept."""
+
+    def __init__(self, original: str, needle: str, insert: str) -> None:
+        self.original, self.needle, self.insert = original, needle, insert
+        if ("\n" not in needle and "\r" not in needle) or "\r\n" not in original:
+            self.layout, self.searched = Layout.DIRECT, original
+            return
+        self.searched = original.replace("\r\n", "\n")
+        crlfs = len(original) - len(self.searched)
+        uniform = self.searched.count("\n") == crlfs and insert.count("\n") == insert.count("\r\n")
+        self.layout = Layout.CRLF if uniform else Layout.MIXED
+
+    @functools.cached_property
+    def forms(self) -> _Forms | None:
+        return _Forms.of(self.original, self.needle) if self.layout is Layout.MIXED else None
+
+    def count(self) -> int:
+        return self.searched.count(self.needle)
+
+    def first(self) -> int:
+        return self.searched.find(self.needle)
+
+    def positions(self) -> Iterator[int]:
+        """Start positions (in ``searched``) of non-overlapping matches, left to right."""
+        start = self.searched.find(self.needle)
+        while start >= 0:
+            yield start
+            start = self.searched.find(self.needle, start + len(self.needle))
+
+    def lines(self, limit: int) -> list[int]:
+        """The line numbers of the first ``limit`` matches, counted in one pass."""
+        found: list[int] = []
+        line, counted = 1, 0
+        for start in islice(self.positions(), limit):
+            line += self.searched.count("\n", counted, start)
+            counted = start
+            found.append(line)
+        return found
+
+    def span(self, start: int, line: int) -> tuple[int, int]:
+        """Where the match at ``start`` of ``searched`` (on 1-based ``line``) lies in the original."""
+        end = start + len(self.needle)
+        if self.layout is Layout.DIRECT:
+            return start, end
+        if self.layout is Layout.CRLF:  # every line break before a place lost its CR
+            return start + line - 1, end + line - 1 + self.needle.count("\n")
+        walk = _Walk(self.original, self.searched)
+        return walk.to_original(start), walk.to_original(end)
+
+    def crlfs_walked(self) -> int:
+        """How many CRLFs all the matches cover in the original, walking them one by one."""
+        return sum((end - begin) - len(self.needle) for begin, end in self._spans())
+
+    def rebuilt(self) -> str:
+        if self.layout is Layout.DIRECT:
+            return self.original.replace(self.needle, self.insert)
+        if self.layout is Layout.CRLF:
+            swapped = self.searched.replace(self.needle, self.insert.replace("\r\n", "\n"))
+            return swapped.replace("\n", "\r\n")
+        if self.forms is not None:
+            return self.forms.rebuilt(self.insert)
+        return _joined(self._pieces())
+
+    def _spans(self) -> Iterator[tuple[int, int]]:
+        walk = _Walk(self.original, self.searched)
+        for start in self.positions():
+            yield walk.to_original(start), walk.to_original(start + len(self.needle))
+
+    def _pieces(self) -> Iterator[str]:
+        cursor = 0
+        for begin, end in self._spans():
+            yield self.original[cursor:begin]
+            yield self.insert
+            cursor = end
+        yield self.original[cursor:]
+
+
+_SPARE = [chr(c) for c in (*range(0x01, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20))]  # control characters
+_MAX_FORM_LFS = 4  # 16 forms at most
+_MAX_FORM_NEEDLE = 4096  # a longer needle matches at most len(text) / 4096 times: walking them is cheap
+
+
+@dataclass(frozen=True)
+class _Forms:
+    """A text with mixed line endings as ``marked``: each CRLF one spare character ``crlf``, so it lines
+    up with the CRLF-as-LF view. The needle takes a few forms in it (each of its LFs an LF or ``crlf``),
+    and when the needle cannot overlap itself its matches are exactly the forms' occurrences: each
+    form is counted and replaced on its own, by C-level searches, however many matches there are."""
+
+    marked: str
+    crlf: str
+    mark: str  # a second spare character: what each match becomes until the insert takes its place
+    counts: list[tuple[str, int]]  # the forms that occur, with how often
+
+    @classmethod
+    def of(cls, original: str, needle: str) -> _Forms | None:
+        lfs = needle.count("\n")
+        if lfs > _MAX_FORM_LFS or len(needle) > _MAX_FORM_NEEDLE or _overlaps_itself(needle):
+            return None
+        spare = list(islice((c for c in _SPARE if c not in needle and c not in original), 2))
+        if len(spare) < 2:
+            return None
+        crlf, mark = spare
+        marked = original.replace("\r\n", crlf)
+        head, *rest = needle.split("\n")
+        counts = []
+        for ends in product(("\n", crlf), repeat=lfs):
+            form = head + "".join(end + part for end, part in zip(ends, rest, strict=True))
+            if found := marked.count(form):
+                counts.append((form, found))
+        return cls(marked, crlf, mark, counts)
+
+    def crlfs_matched(self) -> int:
+        return sum(found * form.count(self.crlf) for form, found in self.counts)
+
+    def rebuilt(self, insert: str) -> str:
+        text = self.marked
+        for form, _ in self.counts:
+            text = text.replace(form, self.mark)
+        return text.replace(self.crlf, "\r\n").replace(self.mark, insert)
+
+
+def _overlaps_itself(needle: str) -> bool:
+    """Whether two occurrences of ``needle`` can overlap: whether it has a proper border (a prefix that
+    is also a suffix), by the Knuth-Morris-Pratt failure function."""
+    failure = [0] * len(needle)
+    border = 0
+    for i in range(1, len(needle)):
+        while border and needle[i] != needle[border]:
+            border = failure[border - 1]
+        if needle[i] == needle[border]:
+            border += 1
+        failure[i] = border
+    return border > 0
+
+
+class _Walk:
+    """Maps increasing positions of the CRLF-as-LF view back to the original text, walking forward
+    line by line: no index of every CRLF is built."""
+
+    def __init__(self, original: str, normalized: str) -> None:
+        self.original, self.normalized = original, normalized
+        self.at = 0  # a place in ``normalized`` at a line start (or 0) ...
+        self.was = 0  # ... and the same place in ``original``
+
+    def to_original(self, position: int) -> int:
+        lines = self.normalized.count("\n", self.at, position)
+        if lines:
+            after = after_newlines(self.original, self.was, lines)
+            self.at += (after - self.was) - self.original.count("\r\n", self.was, after)
+            self.was = after
+        return self.was + (position - self.at)  # the rest of the way is within one line: no CRLF
+
+
+def after_newlines(text: str, start: int, count: int) -> int:
+    """The position just after the ``count``-th LF at or after ``start`` (``len(text)`` if there are
+    fewer): whole blocks are skipped with one C-level count each, not walked line by line."""
+    while count > 16:
+        stop = min(len(text), start + _BLOCK)
+        found = text.count("\n", start, stop)
+        if found >= count or stop == len(text):
+            break
+        count -= found
+        start = stop
+    for _ in range(count):
+        newline = text.find("\n", start)
+        if newline < 0:
+            return len(text)
+        start = newline + 1
+    return start
+
+
+def line_start(text: str, line: int) -> int:
+    """Where 1-based ``line`` starts in ``text`` (``len(text)`` past the last line)."""
+    return after_newlines(text, 0, line - 1) if line > 1 else 0
+
+
+def _joined(pieces: Iterable[str]) -> str:
+    """``"".join(pieces)`` without holding every piece at once: many small pieces cost far more memory
+    as objects than as text, so they are joined a few thousand at a time."""
+    chunks: list[str] = []
+    batch: list[str] = []
+    for piece in pieces:
+        batch.append(piece)
+        if len(batch) >= _PIECES:
+            chunks.append("".join(batch))
+            batch.clear()
+    chunks.append("".join(batch))
+    return "".join(chunks)
 
 
 # --- diagnostics for "not found" ------------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class Miss:
+    """An ``old_string`` that does not occur, with the text it was looked for in. The text is an
+    immutable snapshot, so the diagnosis can run after the file's lock is released."""
+
+    text: str
+    old: str
+    error: EditNotFound
+
+    def diagnosed(self) -> EditNotFound:
+        haystack = self.text.replace("\r\n", "\n") if "\r\n" in self.text else self.text
+        details = {**diagnose(haystack, self.old.replace("\r\n", "\n")), **self.error.details}
+        return EditNotFound(self.error.message, details=details)
+
+
 _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+(\t|→|:\s| \| ?)")
 _CURLY = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"'})
-_SPACES = re.compile(r"[ \t]+")
 
 
 def _per_line(transform: Callable[[str], str]) -> Callable[[str], str]:
-    return lambda text: "\n".join(transform(line) for line in text.split("\n"))
+    """``transform`` applied to every line, a block of lines at a time (C-level ``map``, and no list of
+    every line of a large file)."""
+
+    def apply(text: str) -> str:
+        out: list[str] = []
+        start = 0
+        while True:
+            stop = text.find("\n", start + _BLOCK)
+            block = text[start:] if stop < 0 else text[start:stop]
+            out.append("\n".join(map(transform, block.split("\n"))))
+            if stop < 0:
+                return "\n".join(out)
+            start = stop + 1
+
+    return apply
+
+
+def _collapse_blanks(text: str) -> str:
+    """Every run of spaces and tabs as one space (``re.sub("[ \\t]+", " ")``, with C-level replaces)."""
+    text = text.replace("\t", " ")
+    while "  " in text:
+        text = text.replace("  ", " ")
+    return text
 
 
 def _strip_line_numbers(text: str) -> str:
@@ -126,25 +385,35 @@ def _strip_line_numbers(text: str) -> str:
     return "\n".join(_LINE_NUMBER_PREFIX.sub("", line, count=1) for line in lines)
 
 
+def _same(text: str) -> str:
+    return text
+
+
+_strip_each = _per_line(str.strip)
+
+
+def _whitespace(text: str) -> str:
+    return _strip_each(_collapse_blanks(text))  # each line as re.sub("[ \t]+", " ", line).strip()
+
+
 # Each check: the kind of difference, how to transform the needle, how to transform the haystack.
 # Every transform keeps the line count, so a position in the transformed text maps to a line number.
 _CHECKS: list[tuple[str, Callable[[str], str], Callable[[str], str]]] = [
-    ("line_number_prefix", _strip_line_numbers, lambda t: t),
+    ("line_number_prefix", _strip_line_numbers, _same),
     ("line_endings", lambda t: t.replace("\r", "\n"), lambda t: t.replace("\r", "\n")),
     ("line_endings", lambda t: t.replace("\r", ""), lambda t: t.replace("\r", "")),
     ("quotes", lambda t: t.translate(_CURLY), lambda t: t.translate(_CURLY)),
     ("indentation", _per_line(str.lstrip), _per_line(str.lstrip)),
-    ("whitespace", _per_line(lambda s: _SPACES.sub(" ", s).strip()), _per_line(lambda s: _SPACES.sub(" ", s).strip())),
+    ("whitespace", _whitespace, _whitespace),
 ]
 
 
 def diagnose(haystack: str, needle: str) -> dict[str, Any]:
     """Where the closest candidate is and, when it is one of the usual slips, what kind of slip.
 
-    Bounded: the transforms are linear, and the similarity search stops at a time budget, because it
-    runs under the file's lock.
+    Deterministic and bounded by size: the transforms are linear and C-level, and the similarity
+    search does a fixed amount of work whatever the machine's speed.
     """
-    hay_lines = haystack.split("\n")
     for kind, on_needle, on_haystack in _CHECKS:
         changed_needle = on_needle(needle)
         if not changed_needle.strip():
@@ -154,15 +423,20 @@ def diagnose(haystack: str, needle: str) -> dict[str, Any]:
         if position < 0:
             continue
         # Transforms that keep every character's place keep line numbers of the original text.
-        counted = haystack if len(changed_haystack) == len(haystack) else changed_haystack
-        line = counted.count("\n", 0, position) + 1
-        span = max(1, min(changed_needle.count("\n") + 1, len(hay_lines) - line + 1))
-        if kind == "indentation" and _differs_in_tabs(needle, hay_lines[line - 1 : line - 1 + span]):
+        if len(changed_haystack) == len(haystack):
+            line = haystack.count("\n", 0, position) + 1
+            offset = haystack.rfind("\n", 0, position) + 1
+        else:
+            line = changed_haystack.count("\n", 0, position) + 1
+            offset = line_start(haystack, line)
+        total = haystack.count("\n") + 1
+        span = max(1, min(changed_needle.count("\n") + 1, total - line + 1))
+        if kind == "indentation" and _differs_in_tabs(needle, _lines_at(haystack, offset, span)):
             kind = "tabs_vs_spaces"
         if kind == "line_endings":
             kind = "cr_in_old_string" if "\r" in needle else "cr_in_file"
-        return {"kind": kind, "line": line, "candidate": _candidate(hay_lines, line, span)}
-    return _nearest(haystack, hay_lines, needle)
+        return {"kind": kind, "line": line, "candidate": _candidate(haystack, offset, line, span)}
+    return _nearest(haystack, needle)
 
 
 def _differs_in_tabs(needle: str, candidate: list[str]) -> bool:
@@ -173,74 +447,136 @@ def _differs_in_tabs(needle: str, candidate: list[str]) -> bool:
     return ("\t" in ours) != ("\t" in theirs)
 
 
-def _nearest(haystack: str, hay_lines: list[str], needle: str, budget: float = _SEARCH_SECONDS) -> dict[str, Any]:
-    """The lines most like ``needle``: its first non-blank line against every line (cut to a few hundred
-    characters), then the best few windows against the whole needle (also cut)."""
+@dataclass(frozen=True)
+class _Line:
+    number: int  # 1-based
+    offset: int  # where it starts in the haystack
+    text: str
+
+
+def _nearest(haystack: str, needle: str) -> dict[str, Any]:
+    """The lines most like ``needle``: its first non-blank line against lines of the file (each cut to
+    a few hundred characters), then the best few windows against the whole needle (also cut).
+
+    The lines sharing the anchor's rarest words are always scored. The other lines are visited in
+    order until the budget of lines or characters is spent, and of those only the ones that could score
+    best (by the cheap upper bound ``quick_ratio``) are scored in full."""
     needle_lines = needle.split("\n")
     anchor = next((line.strip() for line in needle_lines if line.strip()), "")[:_COMPARE_CHARS]
     if not anchor:
         return {"kind": None}
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(anchor)
-    scored: list[tuple[float, int]] = []
-    seen: set[int] = set()
-    deadline = time.monotonic() + budget
-    # Lines that share the anchor's rarest words first (found at C speed), then every line in order
-    # while the budget lasts; so a large file still finds a far-away near-miss.
-    for count, index in enumerate(chain(_lines_sharing_rare_words(haystack, hay_lines, anchor), range(len(hay_lines)))):
-        if count % 256 == 0 and time.monotonic() > deadline:
+    rare = [_compared(line) for line in _lines_sharing_rare_words(haystack, anchor)]
+    seen = {line.number for line in rare}
+    hopeful: list[tuple[float, int, _Line]] = []  # a min-heap of (bound, -number, line): the best kept
+    compared = 0
+    for line in islice((line for line in _lines(haystack) if line.number not in seen), _LINE_BUDGET):
+        if compared >= _COMPARE_BUDGET:
             break
-        if index in seen:
+        line = _compared(line)
+        compared += len(line.text)
+        bound = _bound(matcher, line.text)
+        if bound is not None:
+            heapq.heappush(hopeful, (bound, -line.number, line))
+            if len(hopeful) > _SCORE_BUDGET:
+                heapq.heappop(hopeful)
+    scored: list[tuple[float, int, _Line]] = []  # the five most similar lines, earlier lines winning ties
+    for line in chain(rare, (line for _, _, line in hopeful)):
+        if _bound(matcher, line.text) is None:
             continue
-        seen.add(index)
-        text = hay_lines[index].strip()[:_COMPARE_CHARS]
-        if not text:
-            continue
-        matcher.set_seq1(text)
-        if matcher.real_quick_ratio() >= _CUTOFF and matcher.quick_ratio() >= _CUTOFF:
-            ratio = matcher.ratio()
-            if ratio >= _CUTOFF:
-                heapq.heappush(scored, (ratio, -index))
-                if len(scored) > 5:
-                    heapq.heappop(scored)
+        ratio = matcher.ratio()
+        if ratio >= _CUTOFF:
+            heapq.heappush(scored, (ratio, -line.number, line))
+            if len(scored) > 5:
+                heapq.heappop(scored)
     span = len(needle_lines)
-    best: tuple[float, int] | None = None
-    for _, negative in scored:
-        index = -negative
-        window = "\n".join(hay_lines[index : index + span])[: _COMPARE_CHARS * 4]
+    best: tuple[float, _Line] | None = None
+    for _, _, line in scored:
+        window = _window(haystack, line.offset, span)
         ratio = difflib.SequenceMatcher(None, window, needle[: _COMPARE_CHARS * 4]).ratio()
-        if best is None or ratio > best[0] or (ratio == best[0] and index + 1 < best[1]):
-            best = (ratio, index + 1)
+        if best is None or ratio > best[0] or (ratio == best[0] and line.number < best[1].number):
+            best = (ratio, line)
     if best is None:
         return {"kind": None}
+    ratio, line = best
     return {
         "kind": "similar",
-        "line": best[1],
-        "similarity": round(best[0], 2),
-        "candidate": _candidate(hay_lines, best[1], span),
+        "line": line.number,
+        "similarity": round(ratio, 2),
+        "candidate": _candidate(haystack, line.offset, line.number, span),
     }
 
 
-def _lines_sharing_rare_words(
-    haystack: str, hay_lines: list[str], anchor: str, words: int = 3, hits: int = 50
-) -> list[int]:
-    tokens = {t for t in re.findall(r"\w{3,}", anchor)}
-    counted = sorted((haystack.count(t), t) for t in tokens)
-    starts = list(accumulate((len(line) + 1 for line in hay_lines), initial=0))
-    found: list[int] = []
-    for count, token in counted[:words]:
-        if count == 0:
-            continue
+def _compared(line: _Line) -> _Line:
+    """The part of a line similarity is judged on."""
+    return _Line(line.number, line.offset, line.text.strip()[:_COMPARE_CHARS])
+
+
+def _bound(matcher: difflib.SequenceMatcher[str], text: str) -> float | None:
+    """``quick_ratio`` of ``text`` against the anchor (an upper bound of ``ratio``), or None when even
+    that is under the cutoff; ``text`` stays set in ``matcher``."""
+    if not text:
+        return None
+    matcher.set_seq1(text)
+    if matcher.real_quick_ratio() < _CUTOFF:
+        return None
+    bound = matcher.quick_ratio()
+    return bound if bound >= _CUTOFF else None
+
+
+def _lines(text: str) -> Iterator[_Line]:
+    """Every line of ``text``, split a block at a time."""
+    number, start = 1, 0
+    while True:
+        stop = text.find("\n", start + _BLOCK)
+        block = text[start:] if stop < 0 else text[start:stop]
+        for line in block.split("\n"):
+            yield _Line(number, start, line)
+            number += 1
+            start += len(line) + 1
+        if stop < 0:
+            return
+
+
+def _lines_sharing_rare_words(haystack: str, anchor: str, words: int = 3, hits: int = 50) -> list[_Line]:
+    """The lines holding the first ``hits`` occurrences of each of the anchor's ``words`` rarest words
+    that occur at all (C-level searches), in file order."""
+    tokens = sorted(set(re.findall(r"\w{3,}", anchor)), key=lambda t: (-len(t), t))[:_RARE_TOKENS]
+    counted = sorted((count, token) for token in tokens if (count := haystack.count(token)))
+    positions: set[int] = set()
+    for _, token in counted[:words]:
         position = haystack.find(token)
-        for _ in range(min(count, hits)):
-            found.append(bisect.bisect_right(starts, position) - 1)
+        for _ in range(hits):
+            if position < 0:
+                break
+            positions.add(position)
             position = haystack.find(token, position + 1)
-    return found
+    found: dict[int, _Line] = {}
+    number, counted_to = 1, 0
+    for position in sorted(positions):
+        number += haystack.count("\n", counted_to, position)
+        counted_to = position
+        if number not in found:
+            offset = haystack.rfind("\n", 0, position) + 1
+            end = haystack.find("\n", position)
+            found[number] = _Line(number, offset, haystack[offset : end if end >= 0 else len(haystack)])
+    return list(found.values())
 
 
-def _candidate(hay_lines: list[str], line: int, span: int) -> list[tuple[int, str]]:
-    stop = min(len(hay_lines), line - 1 + min(span, _CANDIDATE_LINES))
+def _lines_at(text: str, offset: int, count: int) -> list[str]:
+    """Up to ``count`` (>= 1) lines of ``text`` from ``offset``, a line start."""
+    return text[offset : after_newlines(text, offset, count)].split("\n")[:count]
+
+
+def _window(haystack: str, offset: int, span: int) -> str:
+    """``span`` lines from ``offset``, joined and cut to a few hundred characters."""
+    return "\n".join(haystack[offset : offset + _COMPARE_CHARS * 4].split("\n")[:span])
+
+
+def _candidate(haystack: str, offset: int, line: int, span: int) -> list[tuple[int, str]]:
+    lines = _lines_at(haystack, offset, min(span, _CANDIDATE_LINES))
     return [
-        (n, hay_lines[n - 1][:_CANDIDATE_CHARS] + ("…" if len(hay_lines[n - 1]) > _CANDIDATE_CHARS else ""))
-        for n in range(line, stop + 1)
+        (n, text[:_CANDIDATE_CHARS] + ("…" if len(text) > _CANDIDATE_CHARS else ""))
+        for n, text in enumerate(lines, line)
     ]

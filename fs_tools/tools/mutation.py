@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fs_tools.errors import NotFound, NotObserved, SandboxDenied, StaleVersion, path_label
+from fs_tools.errors import NotFound, NotObserved, SandboxDenied, StaleVersion, StoreUnavailable, path_label
 from fs_tools.provider import Resolved, Snapshot
 from fs_tools.provider.files import require_plain_file, vanished
 from fs_tools.tools.base import ToolContext
@@ -61,7 +61,7 @@ def _commit(
     produce: Produce,
     label: str,
 ) -> Committed:
-    with ctx.provider.locks.hold(target.key):
+    with ctx.provider.locks.hold(target.key, cancel=ctx.cancel, display=label):
         before = _current(ctx, target, expected, label) if intent is Intent.EDIT else None
         data = early if early is not None else produce(before)
         ctx.check_cancelled(f"{intent.value} of {label!r}")
@@ -73,7 +73,15 @@ def _commit(
                     f"{label!r} already exists and this session has not read it", details={"reason": "exists"}
                 ) from exc
             raise
-        ctx.store.put(ctx.session, target.key, Present(after.version))
+        try:
+            ctx.store.put(ctx.session, target.key, Present(after.version))
+        except StoreUnavailable as exc:  # the file is written: say so, and that the session must re-read it
+            with contextlib.suppress(StoreUnavailable):
+                ctx.store.forget(ctx.session, target.key)  # fail closed: no stale record authorises a change
+            raise StoreUnavailable(
+                f"{label!r} was written, but this session's record of it could not be saved ({exc.message}); "
+                "read it before changing it again"
+            ) from exc
         return Committed(before=before, after=after, created=expected is None)
 
 

@@ -54,11 +54,13 @@ def median_seconds(action: Callable[[], object], repeats: int) -> float:
     return statistics.median(samples)
 
 
-def raw_python_grep(root: Path, pattern: str) -> int:
+def raw_python_grep(root: Path, pattern: str, suffix: str = "") -> int:
     regex = re.compile(pattern, re.MULTILINE)
     found = 0
     for directory, _, names in os.walk(root):
         for name in names:
+            if not name.endswith(suffix):
+                continue
             with open(os.path.join(directory, name), "rb") as handle:
                 text = handle.read().decode("utf-8", "replace")
             found += sum(1 for _ in regex.finditer(text))
@@ -94,6 +96,11 @@ def main() -> int:
                 assert not result.is_error, result.text
                 return result
 
+            def ours_grep_glob() -> object:
+                result = session.call("grep", {"pattern": "needle_marker", "glob": "**/*.py"})
+                assert not result.is_error, result.text
+                return result
+
             def ours_glob() -> object:
                 result = session.call("glob", {"pattern": "**/*.py"})
                 assert not result.is_error, result.text
@@ -105,6 +112,14 @@ def main() -> int:
                     median_seconds(ours_grep, repeats),
                     median_seconds(lambda: raw_python_grep(root, "needle_marker"), repeats),
                     median_seconds(lambda: _run([rg, "-n", "needle_marker", str(root)]), repeats) if rg else None,
+                ),
+                (
+                    "grep `needle_marker`, glob `**/*.py`",
+                    median_seconds(ours_grep_glob, repeats),
+                    median_seconds(lambda: raw_python_grep(root, "needle_marker", ".py"), repeats),
+                    median_seconds(lambda: _run([rg, "-n", "-g", "*.py", "needle_marker", str(root)]), repeats)
+                    if rg
+                    else None,
                 ),
                 (
                     "glob `**/*.py`",

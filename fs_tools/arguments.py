@@ -20,6 +20,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Field,
     ValidationError,
     model_validator,
 )
@@ -114,19 +115,12 @@ def shown_number(value: object) -> str:
     (``str`` of an int over 4,300 digits raises, and the model needs the size, not the digits)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
         digits = int(value.bit_length() * 0.30103) + 1
-        return f"a {'negative ' if value < 0 else ''}integer of about {digits:,} digits"
+        return f"{'a negative' if value < 0 else 'an'} integer of about {digits:,} digits"
     return repr(value)
 
 
-def _bounded_integer(value: int) -> int:
-    if abs(value) > MAX_INTEGER:
-        raise PydanticCustomError(
-            "fs_int", "expected integer <= {limit}, got {shown}", {"limit": MAX_INTEGER, "shown": shown_number(value)}
-        )
-    return value
-
-
-Integer = Annotated[int, BeforeValidator(_whole_number), AfterValidator(_bounded_integer)]
+# The bound is published (``maximum``), so the schema and the validator agree.
+Integer = Annotated[int, Field(le=MAX_INTEGER), BeforeValidator(_whole_number)]
 # The schema states what JSON Schema can (not empty, no trailing "/"); the validator adds what it cannot
 # (NUL, lone surrogates, byte lengths) and words every message.
 FilePath = Annotated[

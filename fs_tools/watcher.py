@@ -148,9 +148,18 @@ class Watcher:
         self._observer.daemon = True
         self._observer.start()
 
-    def close(self) -> None:
+    def is_current_thread(self) -> bool:
+        """Whether the caller runs on the observer's thread (inside a callback)."""
+        return threading.current_thread() is self._observer
+
+    def close(self) -> bool:
+        """Stop the observer; whether its thread has ended (never waits for itself: a callback may
+        close the workspace it runs for, and its thread ends once the callback returns)."""
         self._observer.stop()
+        if self.is_current_thread():
+            return False
         self._observer.join(timeout=10)
+        return not self._observer.is_alive()
 
     def changes(self, session: str) -> list[Change]:
         """The session's observed files whose content differs from what it saw, among the paths the

@@ -48,6 +48,7 @@ class _InFlight:
         self.closing = threading.Event()
         self._idle = threading.Condition()
         self._active = 0
+        self._mine = threading.local()  # calls of this thread (a call that closes its own workspace)
 
     @contextlib.contextmanager
     def enter(self) -> Iterator[bool]:
@@ -58,19 +59,24 @@ class _InFlight:
             else:
                 admitted = True
                 self._active += 1
+        if admitted:
+            self._mine.count = getattr(self._mine, "count", 0) + 1
         try:
             yield admitted
         finally:
             if admitted:
+                self._mine.count -= 1
                 with self._idle:
                     self._active -= 1
                     self._idle.notify_all()
 
     def close(self, timeout: float) -> bool:
-        """Refuse new calls, cancel those in flight, wait for them; False if some were still running."""
+        """Refuse new calls, cancel those in flight, wait for them (but for the calls of the thread
+        that closes, which cannot end while it waits); False if some were still running."""
+        mine = getattr(self._mine, "count", 0)
         with self._idle:
             self.closing.set()
-            return self._idle.wait_for(lambda: self._active == 0, timeout)
+            return self._idle.wait_for(lambda: self._active <= mine, timeout) and mine == 0
 
 
 class _EitherCancel:
@@ -90,7 +96,7 @@ class Workspace:
     Keyword options: ``read_only`` refuses every write and edit; ``protected`` lists gitignore-style
     patterns no write or edit may touch; ``max_file_bytes`` bounds what is read or written;
     ``store`` is an ``ObservationStore`` or the path of a SQLite file that keeps observations across
-    processes (in-memory by default); ``search_seconds`` is grep's time budget; ``watch`` starts one
+    processes (in-memory by default); ``search_seconds`` is the time budget of glob and grep; ``watch`` starts one
     watchdog observer for all roots, so ``session.changed()`` re-hashes only what it reported;
     ``lock_timeout`` bounds how long a call waits for a lock another writer holds (then ``FS_BUSY``);
     ``max_read_bytes`` is the largest file ``read`` scans (it pages, but hashes the whole file).
@@ -111,6 +117,8 @@ class Workspace:
     ) -> None:
         root_list = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
         self._in_flight = _InFlight()
+        self._closing = threading.Lock()
+        self._torn_down = False
         self.read_only = read_only
         self.search_seconds = search_seconds
         self.protected = ProtectedPaths(protected)
@@ -161,20 +169,38 @@ class Workspace:
 
     def close(self) -> None:
         """Refuse new calls, stop the calls in flight at their next safe point and wait for them, then
-        release the roots, the watcher and the store. Idempotent."""
-        if self.closed:
-            return
-        settled = self._in_flight.close(CLOSE_WAIT_SECONDS)
-        if self.watcher is not None:
-            self.watcher.close()
-            self.watcher = None
-        if settled:
+        release the roots, the watcher and the store. Idempotent, and safe from any thread (a watcher
+        callback or a tool call of this workspace included: what is still in use then stays open)."""
+        with self._closing:
+            if self._torn_down:
+                return
+            self._torn_down = True
+            settled = self._in_flight.close(CLOSE_WAIT_SECONDS)
+            watcher, self.watcher = self.watcher, None
+            if watcher is not None and not watcher.close():
+                if watcher.is_current_thread() and settled:
+                    # closed from a watcher callback: finish once the callback has returned
+                    threading.Thread(target=self._release_after, args=(watcher,), daemon=True).start()
+                    return
+                settled = False
+            if settled:
+                self._release()
+            else:  # still in use: closing the root descriptors could let a call act on a reused number
+                log.error("workspace closed while still in use; its root descriptors are left open")
+
+    def _release_after(self, watcher: Watcher) -> None:
+        if watcher.close():
+            self._release()
+        else:
+            log.error("the watcher did not stop; the workspace's root descriptors are left open")
+
+    def _release(self) -> None:
+        try:
             self.provider.close()
-        else:  # a call still holds the root descriptors: closing them could let it act on a reused number
-            log.error("workspace closed with calls still running; its root descriptors are left open")
-        closer = getattr(self.store, "close", None)
-        if callable(closer) and settled:
-            closer()
+        finally:
+            closer = getattr(self.store, "close", None)
+            if callable(closer):
+                closer()
 
     @contextlib.contextmanager
     def _open_for(self, what: str) -> Iterator[None]:

@@ -472,9 +472,9 @@ def test_a_large_directory_is_swept_a_batch_per_write(root: Path, monkeypatch: p
     looked: list[int] = []
     real_step = tempfiles._DirectoryScan.step
 
-    def step(self: tempfiles._DirectoryScan, budget: int) -> tuple[int, bool]:
+    def step(self: tempfiles._DirectoryScan, budget: int, keep: str | None = None) -> tuple[int, bool]:
         looked.append(budget)
-        return real_step(self, budget)
+        return real_step(self, budget, keep)
 
     monkeypatch.setattr(tempfiles._DirectoryScan, "step", step)
     with Workspace(root) as ws:
@@ -717,3 +717,144 @@ def test_a_store_that_fails_after_the_commit_says_the_file_was_written(root: Pat
         again = session.call("edit", {"file_path": "f.txt", "old_string": "two", "new_string": "three"})
         assert code_of(again) in ("FS_STALE_VERSION", "FS_NOT_OBSERVED"), again.text  # fails closed
         assert (root / "f.txt").read_text() == "two\n"
+
+
+# --- review findings: the swap's displaced file, interrupted checks, raced retries, closing -----------------
+
+
+def test_another_writers_sweep_never_takes_the_file_a_swap_displaced(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after the swap the replaced file sits, unlocked, under our temp name: a second workspace
+    writing into the directory then must not sweep it (it waits for the directory lock instead)."""
+    from fs_tools.provider import publish
+
+    target = root / "f.txt"
+    target.write_text("one\n")
+    if not _can_swap(root):
+        pytest.skip("no atomic swap of names on this filesystem")
+    real_exchange = publish.exchange
+    other: list[Any] = []
+
+    with Workspace(root) as ws, Workspace(root, lock_timeout=0.1) as second:
+        def exchange(dir_fd: int, first: str, name: str) -> bool:
+            swapped = real_exchange(dir_fd, first, name)
+            if not other:
+                other.append(second.session("t").call("write", {"file_path": "sibling.txt", "content": "x\n"}))
+            return swapped
+
+        session = ws.session("s")
+        read_ok(session, "f.txt")
+        monkeypatch.setattr(publish, "exchange", exchange)
+        result = session.call("write", {"file_path": "f.txt", "content": "mine\n"})
+        monkeypatch.undo()
+    assert_ok(result)
+    assert_error(other[0], "FS_BUSY")
+    assert target.read_text() == "mine\n"
+    assert sorted(os.listdir(root)) == ["f.txt"]
+
+
+def test_an_interrupt_while_the_displaced_file_is_checked_keeps_the_editors_save(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = root / "f.txt"
+    target.write_text("one\n")
+    if not _can_swap(root):
+        pytest.skip("no atomic swap of names on this filesystem")
+    with Workspace(root) as ws:
+        session = ws.session("s")
+        read_ok(session, "f.txt")
+        _save_by_rename_after_the_last_check(monkeypatch, target, b"the editor's save\n")
+
+        def interrupted(*args: Any) -> bool:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(FileProvider, "_is_version", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            session.call("write", {"file_path": "f.txt", "content": "mine\n"})
+        monkeypatch.undo()
+    assert target.read_bytes() == b"the editor's save\n"
+    assert sorted(os.listdir(root)) == ["f.txt"]
+
+
+def test_a_symlink_that_appears_while_a_create_is_staged_cannot_lead_past_the_protected_rules(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fs_tools.provider import publish
+
+    if not publish.can_stage():
+        pytest.skip("parent directories are not staged here")
+    (root / "secret").mkdir()
+    real = publish.rename_directory_no_replace
+
+    def rename(dir_fd: int, source: str, target: str) -> bool:
+        if not (root / "new").exists():
+            os.symlink("secret", root / "new")  # appears just before the staging is published
+        return real(dir_fd, source, target)
+
+    monkeypatch.setattr(publish, "rename_directory_no_replace", rename)
+    with Workspace(root, protected=["secret/**"]) as ws:
+        result = ws.session("s").call("write", {"file_path": "new/f.txt", "content": "planted\n"})
+    monkeypatch.undo()
+    assert result.is_error and code_of(result) in ("FS_IO_ERROR", "FS_SANDBOX_DENIED"), result.text
+    assert list((root / "secret").iterdir()) == []
+    assert not list(root.glob(".*.fs-tools.*"))
+
+
+def test_closing_from_a_watcher_callback_closes_the_workspace(root: Path) -> None:
+    (root / "f.txt").write_text("one\n")
+    ws = Workspace(root, watch=True)
+    session = ws.session("s")
+    read_ok(session, "f.txt")
+    closed = threading.Event()
+    errors: list[BaseException] = []
+
+    def on_change(change: Any) -> None:
+        try:
+            ws.close()
+        except BaseException as exc:  # pragma: no cover - the failure being tested for
+            errors.append(exc)
+        closed.set()
+
+    session.on_change(on_change)
+    (root / "f.txt").write_text("two\n")
+    assert closed.wait(HANG_GUARD), "the watcher never reported the change"
+    assert errors == []
+    assert_error(session.call("read", {"file_path": "f.txt"}), "TOOL_ABORTED_BEFORE_DISPATCH")
+    root_fd = ws.provider.resolver.roots[0].fd
+    for _ in range(200):  # the teardown finishes on its own thread once the callback has returned
+        try:
+            os.fstat(root_fd)
+        except OSError:
+            break
+        threading.Event().wait(0.05)
+    else:
+        pytest.fail("the root descriptor was never closed")
+    ws.close()
+
+
+def test_an_orphaned_staging_tree_of_any_depth_is_swept_by_a_create_beside_it(root: Path) -> None:
+    (root / "src").mkdir()
+    orphan = root / "src" / ".00112233445566aa.fs-tools.dir"
+    deep = orphan.joinpath(*["d"] * 100)
+    deep.mkdir(parents=True)
+    (deep / "f.txt").write_text("a killed create's file\n")
+    with Workspace(root) as ws:
+        assert_ok(ws.session("s").call("write", {"file_path": "src/other/f.txt", "content": "x\n"}))
+    assert not orphan.exists(), "the orphaned staging survived a create into the same directory"
+    assert sorted(os.listdir(root / "src")) == ["other"]
+
+
+def test_reserved_names_are_reserved_in_any_letter_case(root: Path) -> None:
+    with Workspace(root) as ws:
+        result = ws.session("s").call("write", {"file_path": ".0123456789ABCDEF.FS-TOOLS.TMP", "content": "x"})
+    assert_error(result, "FS_SANDBOX_DENIED")
+
+
+@linux_only
+def test_sweeping_never_moves_the_root_descriptors_offset(root: Path) -> None:
+    for i in range(3000):
+        (root / f"e{i:04d}").touch()
+    with Workspace(root) as ws:
+        assert_ok(ws.session("s").call("write", {"file_path": "new.txt", "content": "x"}))
+        assert len(os.listdir(ws.provider.resolver.roots[0].fd)) == 3001

@@ -36,11 +36,14 @@ _READ_ATTEMPTS = 3
 _CHUNK = 1 << 20
 DEFAULT_LOCK_SECONDS = 5.0
 DEFAULT_MAX_READ_BYTES = 1 << 30
-# File timestamps as coarse as 2 s (FAT), 1 s (ext4 with 128-byte inodes) or a 1-4 ms kernel tick
-# (kernels before 6.13) cannot tell apart two changes within one tick, and a freed inode number is
+# File timestamps as coarse as 2 s (FAT), 1 s (ext4 with 128-byte inodes, HFS+) or a 1-4 ms kernel
+# tick (kernels before 6.13) cannot tell apart two changes within one tick, and a freed inode number is
 # reused at once: an unchanged stat proves unchanged bytes only for a file last changed well before it
-# was read (git's "racily clean" rule). A fresher file is hashed again.
+# was read (git's "racily clean" rule). A fresher file is hashed again. A timestamp with a fraction of a
+# second comes from a filesystem that keeps fractions (granularity 10 ms or finer): a short margin
+# covers it; a whole-second one may come from a coarse filesystem, and gets the long margin.
 _RACY_NS = 3_000_000_000
+_RACY_FINE_NS = 100_000_000
 
 
 class CancelToken(Protocol):
@@ -59,8 +62,10 @@ class Snapshot:
 
 def _stat_vouches(snap: Snapshot) -> bool:
     """Whether an unchanged stat of the file would prove its bytes unchanged since ``snap``."""
-    changed = max(snap.stat.st_ctime_ns, snap.stat.st_mtime_ns)
-    return changed + _RACY_NS < snap.taken_ns
+    st = snap.stat
+    changed = max(st.st_ctime_ns, st.st_mtime_ns)
+    coarse = st.st_ctime_ns % 1_000_000_000 == 0 or st.st_mtime_ns % 1_000_000_000 == 0
+    return changed + (_RACY_NS if coarse else _RACY_FINE_NS) < snap.taken_ns
 
 
 def _same_file_state(a: os.stat_result, b: os.stat_result) -> bool:
@@ -381,12 +386,18 @@ class FileProvider:
         assert staged is not None and target.dir_fd is not None and target.name is not None
         appeared = False
         try:
-            done = publish.rename_directory_no_replace(staged.parent, staged.name, staged.final)
+            with _directory_lock(staged.parent, self.lock_timeout, cancel, display):
+                self.sweeper.sweep(staged.parent)  # where killed creators leave their staging
+                done = publish.rename_directory_no_replace(staged.parent, staged.name, staged.final)
         except FileExistsError:
             done, appeared = False, True
         except OSError as exc:
             _withdraw_staged(target)
             raise map_os_error(exc, display) from exc
+        except BaseException:
+            if not staged.published and not _names(staged.parent, staged.final, os.fstat(staged.fd)):
+                _withdraw_staged(target)
+            raise
         if done:
             staged.published = True
             try:
@@ -403,6 +414,11 @@ class FileProvider:
                 details={"reason": "raced"},
             )
         with self.resolver.resolve(target.key, create_parents=True, stage=appeared) as again:
+            if again.key != target.key:  # a symlink appeared on the way: the gates judged another path
+                raise IoError(
+                    f"{display!r}: a directory on the path changed while it was being created",
+                    details={"reason": "raced"},
+                )
             try:
                 return self.commit(again, data, expected=None, display=display, cancel=cancel, attempt=attempt + 1)
             except BaseException:
@@ -438,6 +454,8 @@ class FileProvider:
             return None
         if current is None:
             raise vanished(display)
+        if basis is None and not strict:
+            return None  # the early look goes by the stat alone: the last check, under the lock, hashes
         if (
             basis is not None
             and basis.version == expected
@@ -482,10 +500,11 @@ class FileProvider:
         """
         dir_fd, name = target.dir_fd, target.name
         assert dir_fd is not None and name is not None
-        self.sweeper.sweep(dir_fd)
         temp: str | None = None
         published = False
         try:
+            if target.staged is None:
+                self.sweeper.sweep(dir_fd)
             fd, temp = create_temp(dir_fd, 0o600 if keep is not None else 0o666)
             try:  # the temp stays open, and so locked against sweepers, until it is published
                 _write_all(fd, data)
@@ -544,6 +563,18 @@ class FileProvider:
         plain rename (the docs say what that leaves open). Once the swap is made, the temp name may hold
         another program's file, so this method alone decides what becomes of it.
         """
+        # The file to be replaced, held and locked across the swap: once swapped it sits under the temp
+        # name until settled, and a sweeper (another writer's) must not take it for an orphan.
+        holder = _hold(dir_fd, name)
+        try:
+            self._swap_in(dir_fd, temp, name, verified, ours, display)
+        finally:
+            if holder is not None:
+                os.close(holder)
+
+    def _swap_in(
+        self, dir_fd: int, temp: str, name: str, verified: Snapshot, ours: os.stat_result, display: str
+    ) -> None:
         try:
             swapped = publish.exchange(dir_fd, temp, name)
         except FileNotFoundError:  # deleted since the check: a rename would bring it back
@@ -569,7 +600,13 @@ class FileProvider:
                     os.unlink(temp, dir_fd=dir_fd)
                 raise
             return
-        if not self._settle_swap(dir_fd, temp, name, verified, ours, display):
+        try:
+            settled = self._settle_swap(dir_fd, temp, name, verified, ours, display)
+        except BaseException:  # interrupted before the displaced file was proven ours to drop: keep theirs
+            if _names(dir_fd, name, ours):
+                _swap_back(dir_fd, temp, name, ours)
+            raise
+        if not settled:
             raise StaleVersion(
                 f"{display!r} was replaced by another program just as this change was being saved",
                 details={"found": "modified"},
@@ -605,15 +642,29 @@ class FileProvider:
             if _stat_vouches(verified):
                 return True
             fd, _ = open_regular_with_stat(dir_fd, name, name)
-            try:
+            try:  # never more than the verified size and a byte: a file that grows is not that version
                 hasher = xxhash.xxh3_128()
-                while chunk := os.read(fd, _CHUNK):
+                left = before.st_size + 1
+                while left > 0 and (chunk := os.read(fd, min(_CHUNK, left))):
                     hasher.update(chunk)
+                    left -= len(chunk)
             finally:
                 os.close(fd)
-            return hasher.hexdigest() == verified.version
+            return left > 0 and hasher.hexdigest() == verified.version
         except (OSError, FsError):
             return False
+
+
+def _hold(dir_fd: int, name: str) -> int | None:
+    """A descriptor of the regular file ``name``, ``flock``ed where no one else holds it (either way a
+    sweeper's non-blocking lock fails); None where it cannot be opened as one."""
+    try:
+        fd, _ = open_regular_with_stat(dir_fd, name, name)
+    except (OSError, FsError):
+        return None
+    with contextlib.suppress(OSError):  # held by another program already: that keeps sweepers off it too
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
 
 
 def _names(dir_fd: int, name: str, file: os.stat_result) -> bool:

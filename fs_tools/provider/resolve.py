@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from fs_tools.errors import IoError, NotDirectory, NotFound, NotRegularFile, SandboxDenied, path_label
 from fs_tools.provider import publish
 from fs_tools.provider.oserrors import map_os_error
-from fs_tools.provider.tempfiles import empty_tree, is_reserved_name, lock_staging, make_staging_directory
+from fs_tools.provider.tempfiles import create_staging, empty_tree, is_reserved_name
 
 MAX_SYMLINK_HOPS = 40
 MAX_DEPTH = 255  # directory levels held open during one resolution
@@ -255,8 +255,8 @@ class Resolver:
                         owned.append(fd)
                         names.append(comp)
                         continue
-                    _make_directory(cur, comp, display)
-                    created.append((cur, comp))
+                    if _make_directory(cur, comp, display):  # not one another writer made meanwhile
+                        created.append((cur, comp))
                     pending.appendleft(comp)
                     continue
                 except OSError as exc:
@@ -367,24 +367,18 @@ def _stage(cur: int, comp: str, display: str) -> tuple[Staging, int]:
     """A hidden temp directory in ``cur`` to build the missing chain under, open and locked (a live
     writer's staging is never swept)."""
     try:
-        name = make_staging_directory(cur)
+        fd, name = create_staging(cur)
     except OSError as exc:
         raise map_os_error(exc, display) from exc
-    try:
-        fd = _open_directory(cur, name, display)
-        lock_staging(fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.rmdir(name, dir_fd=cur)
-        raise
     return Staging(parent=cur, name=name, final=comp, fd=fd), fd
 
 
-def _make_directory(cur: int, comp: str, display: str) -> None:
+def _make_directory(cur: int, comp: str, display: str) -> bool:
     try:
         os.mkdir(comp, 0o777, dir_fd=cur)
+        return True
     except FileExistsError:
-        pass  # created by someone else meanwhile: the walk looks again
+        return False  # created by someone else meanwhile: the walk looks again
     except OSError as exc:
         raise map_os_error(exc, display) from exc
 

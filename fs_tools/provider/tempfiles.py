@@ -27,6 +27,7 @@ STAGING_SUFFIX = ".fs-tools.dir"
 # every listing and search, and reserved (no model-sent path may name one).
 TEMP_NAME = re.compile(r"\.[0-9a-f]{16}\.fs-tools\.(?:tmp|dir)")
 _STAGING_ENTRIES = 4096  # an orphaned staging tree is ours: a chain of directories and a file or two
+_STAGING_DEPTH = 300  # deeper than any chain a resolution can build (255 levels)
 _ATTEMPTS = 8
 _SWEEP_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
@@ -81,27 +82,43 @@ def is_staging_name(name: str) -> bool:
 
 
 def is_reserved_name(name: str) -> bool:
-    """A name fs-tools uses for its own temps: never listed, searched, or reachable by a model's path."""
-    return name.endswith((TEMP_SUFFIX, STAGING_SUFFIX)) and TEMP_NAME.fullmatch(name) is not None
+    """A name fs-tools uses for its own temps: never listed, searched, or reachable by a model's path
+    (in any letter case: on a case-insensitive filesystem ``.ABC….FS-TOOLS.TMP`` is the same file)."""
+    folded = name.lower()
+    return folded.endswith((TEMP_SUFFIX, STAGING_SUFFIX)) and TEMP_NAME.fullmatch(folded) is not None
 
 
-def make_staging_directory(dir_fd: int) -> str:
-    """A new, empty staging directory in ``dir_fd`` under a fresh name; the name."""
+def create_staging(dir_fd: int) -> tuple[int, str]:
+    """A new, empty staging directory in ``dir_fd``, open and exclusively locked; its descriptor and
+    name. Between the mkdir and the lock another process's sweeper may probe it (and hold its lock for
+    a moment) or even remove it as an orphan: then a fresh name is drawn, and the sweeper, or a later
+    one, removes the abandoned one."""
     for _ in range(_ATTEMPTS):
         name = f".{secrets.token_hex(8)}{STAGING_SUFFIX}"
         try:
             os.mkdir(name, 0o777, dir_fd=dir_fd)
         except FileExistsError:
             continue
-        return name
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except FileNotFoundError:
+            continue  # swept already
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.fstat(fd).st_nlink > 0:
+                return fd, name
+        except BlockingIOError:
+            pass  # a sweeper is looking at it: leave it to that sweeper
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=dir_fd)
+            raise
+        os.close(fd)
     raise IoError(
-        f"could not create a temp directory: {_ATTEMPTS} fresh names were all taken", details={"reason": "temp_names"}
+        f"could not create a temp directory: {_ATTEMPTS} fresh names were all taken or swept",
+        details={"reason": "temp_names"},
     )
-
-
-def lock_staging(fd: int) -> None:
-    """Mark a staging directory as live (its builder holds it) for sweepers."""
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # fresh and unshared: never contended
 
 
 def remove_if_orphan_staging(dir_fd: int, name: str) -> bool:
@@ -138,7 +155,7 @@ def empty_tree(fd: int) -> bool:
 
 def _empty_tree(fd: int, budget: list[int], depth: int) -> bool:
     """Remove everything inside the directory ``fd``; False (leaving the rest) past the budget."""
-    if depth > 64:
+    if depth > _STAGING_DEPTH:
         return False
     with os.scandir(fd) as listing:
         entries = list(itertools.islice(listing, budget[0] + 1))
@@ -190,20 +207,25 @@ class _DirectoryScan:
 
     def __init__(self, dir_fd: int, mtime_ns: int) -> None:
         self.mtime_ns = mtime_ns  # the directory's mtime when the sweep began
-        self.fd = os.dup(dir_fd)
+        # A fresh open, not a dup: a dup would share the caller's file offset, which the stream moves.
+        self.fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
         try:
             self.entries = os.scandir(self.fd)
         except BaseException:
             os.close(self.fd)
             raise
 
-    def step(self, budget: int) -> tuple[int, bool]:
-        """Look at up to ``budget`` entries; the orphans removed, and whether the sweep is complete."""
+    def step(self, budget: int, keep: str | None = None) -> tuple[int, bool]:
+        """Look at up to ``budget`` entries; the orphans removed, and whether the sweep is complete.
+        ``keep`` is the caller's own temp (where ``flock`` is emulated, as by pyfakefs, its lock does
+        not keep it from the sweeper)."""
         removed = 0
         for _ in range(budget):
             entry = next(self.entries, None)
             if entry is None:
                 return removed, True
+            if entry.name == keep:
+                continue
             if is_temp_name(entry.name):
                 removed += remove_if_orphan(self.fd, entry.name)
             elif is_staging_name(entry.name):
@@ -235,11 +257,12 @@ class Sweeper:
         self._scans: OrderedDict[tuple[int, int], _DirectoryScan] = OrderedDict()
         self._guard = threading.Lock()
 
-    def sweep(self, dir_fd: int) -> None:
-        """Advance the sweep of ``dir_fd``'s directory if one is due; never fails the caller."""
+    def sweep(self, dir_fd: int, keep: str | None = None) -> None:
+        """Advance the sweep of ``dir_fd``'s directory if one is due (never removing ``keep``, the
+        caller's own temp); never fails the caller."""
         try:
             with self._guard:
-                removed = self._advance(dir_fd)
+                removed = self._advance(dir_fd, keep)
         except OSError as exc:  # sweeping is housekeeping: never a reason to fail a write
             log.warning("could not sweep orphaned temp files: errno %s", exc.errno)
             return
@@ -252,7 +275,7 @@ class Sweeper:
                 _, scan = self._scans.popitem()
                 scan.close()
 
-    def _advance(self, dir_fd: int) -> int:
+    def _advance(self, dir_fd: int, keep: str | None) -> int:
         st = os.fstat(dir_fd)
         key, now = (st.st_dev, st.st_ino), time.monotonic()
         scan = self._scans.get(key)
@@ -265,7 +288,7 @@ class Sweeper:
                 _, oldest = self._scans.popitem(last=False)
                 oldest.close()
         try:
-            removed, complete = scan.step(self.batch)
+            removed, complete = scan.step(self.batch, keep)
         except BaseException:
             del self._scans[key]
             scan.close()

@@ -3,8 +3,8 @@
 Walks start from a resolved directory and descend only through real directories opened with
 ``O_NOFOLLOW | O_DIRECTORY`` relative to their parent's descriptor: a symlink is reported as one entry
 and never descended, whatever it points at, so nothing outside a root is ever listed or read.
-Temp files of atomic writes (live or orphaned, and directories under such a name) are never listed,
-searched or entered: their partial bytes are nobody's content.
+Temp files of atomic writes and staging directories (live or orphaned, and anything else under such a
+name) are never listed, searched or entered: their partial bytes are nobody's content.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from fs_tools.errors import IoError
 from fs_tools.provider.resolve import DIR_FLAGS, MAX_DEPTH, Resolved
-from fs_tools.provider.tempfiles import TEMP_NAME
+from fs_tools.provider.tempfiles import is_reserved_name
 
 MAX_WALK_DEPTH = MAX_DEPTH  # directory levels held open at once during a walk
 
@@ -81,8 +81,9 @@ def walk(
     """Entries below ``directory_fd`` in sorted, depth-first order; ``descend`` chooses which
     directories to enter, and ``enter`` sees each directory (its parts and descriptor) before its
     entries. Without ``sizes`` the kind comes from the directory listing itself (no ``stat`` per entry;
-    ``size`` is -1). Entries that vanish or change kind mid-walk are skipped, and so is every entry named
-    like a temp file (``TEMP_NAME``), whatever its kind."""
+    ``size`` is -1). Entries that vanish or change kind mid-walk are skipped, and so is every entry with
+    a name fs-tools reserves for its temps (``TEMP_NAME``: temp files, staging directories), whatever
+    its kind."""
     if enter is not None:
         enter(prefix, directory_fd)
     try:
@@ -92,7 +93,7 @@ def walk(
         return
     for item in listed:
         name = item.name
-        if TEMP_NAME.fullmatch(name):
+        if is_reserved_name(name):
             continue  # a write in progress, or one a killed writer left: not a file of the workspace
         try:
             if sizes:

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
-from wcmatch import glob as wc
 
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
+from fs_tools.errors import ToolTimeout
 from fs_tools.provider.walk import FILE, Entry, walk
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import VCS_DIRECTORIES, glob_pattern_violations, shown_path, walk_start
+from fs_tools.tools.discovery import (
+    VCS_DIRECTORIES,
+    compile_glob,
+    glob_pattern_violations,
+    shown_path,
+    walk_start,
+    with_first_rows,
+)
 
 MAX_MATCHES = 1000
-_FLAGS = wc.GLOBSTAR | wc.DOTGLOB | wc.BRACE
 
 
 class GlobArgs(ToolArgs):
@@ -35,12 +42,16 @@ class GlobOutput(ToolOutputModel):
 
 
 def run_glob(ctx: ToolContext, args: GlobArgs) -> ToolOutput:
+    pattern = compile_glob(args.pattern)  # once per call; validation has refused what it cannot compile
+    deadline = time.monotonic() + ctx.search_seconds
     found: list[str] = []
     truncated = False
     with walk_start(ctx, args.path) as (target, fd):
         assert fd is not None
         for entry in walk(fd, _descend, sizes=False):
-            if entry.kind != FILE or not wc.globmatch("/".join(entry.parts), args.pattern, flags=_FLAGS):
+            if time.monotonic() > deadline:
+                raise ToolTimeout(_timeout_message(ctx, args, found), details={"matches": len(found)})
+            if entry.kind != FILE or not pattern.matches(entry.parts):
                 continue
             if len(found) >= MAX_MATCHES:
                 truncated = True
@@ -55,6 +66,14 @@ def run_glob(ctx: ToolContext, args: GlobArgs) -> ToolOutput:
     if truncated:
         text += f"\n\n[stopped at {MAX_MATCHES} files; use a narrower pattern or path to see the rest]"
     return ToolOutput(text=text, value={"pattern": args.pattern, "matches": len(found), "truncated": truncated})
+
+
+def _timeout_message(ctx: ToolContext, args: GlobArgs, found: list[str]) -> str:
+    head = (
+        f"glob ran past its {ctx.search_seconds:g} s budget with {len(found)} matching file(s) so far — "
+        f"search a narrower path than {args.path!r} or use a more specific pattern"
+    )
+    return with_first_rows(head, found)
 
 
 def _descend(entry: Entry) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import time
@@ -11,7 +12,6 @@ from typing import Any
 
 import regex
 from pydantic import Field
-from wcmatch import glob as wc
 
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolTimeout
@@ -20,18 +20,27 @@ from fs_tools.provider.walk import FILE, Entry, walk
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import (
     VCS_DIRECTORIES,
+    GlobPattern,
     IgnoreRules,
+    compile_glob,
     glob_pattern_violations,
     plural,
     shown_path,
     visible,
     walk_start,
+    with_first_rows,
 )
 
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
 _SNIFF = 8192
-_GLOB_FLAGS = wc.GLOBSTAR | wc.DOTGLOB | wc.BRACE | wc.MATCHBASE
+# The most regex items a pattern may compile to once its counted repeats are unrolled, as the regex
+# engine unrolls them: '(?:x{3000}){3000}' is 9,000,000 items, seconds and gigabytes to compile.
+MAX_PATTERN_SIZE = 100_000
+MAX_PATTERN_CHARS = 10_000  # parsing and compiling take ~25 ms at this length (0.7 s at 100,000)
+# The parser re.compile itself uses; no public API hands out the parsed tree.
+_re_parser: Any = importlib.import_module("re._parser")
+_REPEATS = frozenset({_re_parser.MAX_REPEAT, _re_parser.MIN_REPEAT, _re_parser.POSSESSIVE_REPEAT})
 
 
 class GrepArgs(ToolArgs):
@@ -44,12 +53,50 @@ class GrepArgs(ToolArgs):
     @classmethod
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
         pattern = data.get("pattern")
-        if isinstance(pattern, str) and pattern:
-            try:
-                re.compile(pattern)
-            except (re.error, RecursionError, OverflowError) as exc:
-                return [(("pattern",), f"invalid regular expression: {exc}"), *glob_pattern_violations(data, "glob")]
-        return glob_pattern_violations(data, "glob")
+        problem = pattern_problem(pattern) if isinstance(pattern, str) and pattern else None
+        found: list[Violation] = [(("pattern",), problem)] if problem else []
+        return [*found, *glob_pattern_violations(data, "glob", match_base=True)]
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` cannot be searched with, or None: a syntax error, or a size that would make its
+    compile escape the time budget (compiling happens before the first match can be interrupted)."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"pattern too long: {len(pattern):,} characters, over the limit of {MAX_PATTERN_CHARS:,}"
+    try:
+        size = _unrolled_size(_re_parser.parse(pattern))
+        if size <= MAX_PATTERN_SIZE:
+            re.compile(pattern)
+    except (re.error, RecursionError, OverflowError, FutureWarning) as exc:  # '[[' warns: an error under -W error
+        return f"invalid regular expression: {exc}"
+    if size > MAX_PATTERN_SIZE:
+        return (
+            f"pattern too costly to compile: its counted repeats unroll to about {size:,} regex items, over the "
+            f"limit of {MAX_PATTERN_SIZE:,}; use smaller counts in nested '{{m,n}}' repeats, or '*' / '+'"
+        )
+    return None
+
+
+def _unrolled_size(items: Any) -> int:
+    """Items of a parsed pattern with every counted repeat unrolled: a repeat of n costs n times its
+    body (an open-ended one its minimum), so nested repeats multiply."""
+    total = 0
+    for op, argument in items:
+        if op in _REPEATS:
+            low, high, body = argument
+            total += max(low if high == _re_parser.MAXREPEAT else high, 1) * _unrolled_size(body)
+        else:
+            total += 1 + sum(_unrolled_size(child) for child in _subpatterns(argument))
+    return total
+
+
+def _subpatterns(argument: Any) -> Iterator[Any]:
+    """The nested patterns of one parsed item: a group's body, each branch of an alternation, …"""
+    if isinstance(argument, _re_parser.SubPattern):
+        yield argument
+    elif isinstance(argument, tuple | list):
+        for part in argument:
+            yield from _subpatterns(part)
 
 
 class GrepOutput(ToolOutputModel):
@@ -137,6 +184,8 @@ def _read_all(fd: int, expected: int) -> bytes:
 
 def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
     plain = not args.case_insensitive and re.escape(args.pattern) == args.pattern
+    # compiled once per call; validation has refused what it cannot compile
+    file_filter = compile_glob(args.glob, match_base=True) if args.glob is not None else None
     search = _Search(
         matcher=_matcher(args.pattern, args.case_insensitive),
         deadline=time.monotonic() + ctx.search_seconds,
@@ -149,8 +198,8 @@ def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
                 assert target.dir_fd is not None and target.name is not None
                 search.file(shown_path(target, ()), target.dir_fd, target.name)
             else:
-                _search_tree(ctx, args, search, target, fd)
-    except TimeoutError as exc:  # the matcher ran out of budget inside one file
+                _search_tree(ctx, args, search, target, fd, file_filter)
+    except TimeoutError as exc:  # the matcher ran out of budget inside one file, or reading a .gitignore
         raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)}) from exc
     return ToolOutput(text=_render(args, search), value=_value(args, search))
 
@@ -175,8 +224,10 @@ def _matcher(pattern: str, case_insensitive: bool) -> Callable[[str, float], Ite
     return matches
 
 
-def _search_tree(ctx: ToolContext, args: GrepArgs, search: _Search, target: Any, fd: int) -> None:
-    ignores = IgnoreRules(enabled=not args.include_ignored, start=target.parts)
+def _search_tree(
+    ctx: ToolContext, args: GrepArgs, search: _Search, target: Any, fd: int, file_filter: GlobPattern | None
+) -> None:
+    ignores = IgnoreRules(enabled=not args.include_ignored, start=target.parts, deadline=search.deadline)
     ignores.load_ancestors(target.root.fd)
 
     def descend(entry: Entry) -> bool:
@@ -190,7 +241,7 @@ def _search_tree(ctx: ToolContext, args: GrepArgs, search: _Search, target: Any,
             continue
         if entry.kind != FILE:
             continue
-        if args.glob is not None and not wc.globmatch("/".join(entry.parts), args.glob, flags=_GLOB_FLAGS):
+        if file_filter is not None and not file_filter.matches(entry.parts):
             continue
         search.file(shown_path(target, entry.parts), entry.parent_fd, entry.name)
         if search.truncated:
@@ -198,13 +249,11 @@ def _search_tree(ctx: ToolContext, args: GrepArgs, search: _Search, target: Any,
 
 
 def _timeout_message(ctx: ToolContext, search: _Search) -> str:
-    shown = "\n".join(search.lines[:20])
-    more = f"\n… and {len(search.lines) - 20} more" if len(search.lines) > 20 else ""
     head = (
         f"grep ran past its {ctx.search_seconds:g} s budget after searching {search.searched} file(s); "
         f"{len(search.lines)} matching line(s) so far — narrow path or glob, or make the pattern more specific"
     )
-    return f"{head}:\n{shown}{more}" if shown else head
+    return with_first_rows(head, search.lines)
 
 
 def _render(args: GrepArgs, search: _Search) -> str:

@@ -68,15 +68,7 @@ def exchange(dir_fd: int, first: str, second: str) -> bool:
     """Swap the files named ``first`` and ``second`` inside ``dir_fd`` atomically; False where the
     kernel or the filesystem cannot (nothing is changed then), ``OSError`` for any other failure
     (``FileNotFoundError`` when either name is missing)."""
-    if _NATIVE is None:
-        return False
-    func, _, flag = _NATIVE
-    if func(dir_fd, os.fsencode(first), dir_fd, os.fsencode(second), flag) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in _UNSUPPORTED:
-        return False
-    raise OSError(err, os.strerror(err))
+    return _native_rename(dir_fd, first, second, swap=True)
 
 
 def can_stage() -> bool:
@@ -88,10 +80,15 @@ def can_stage() -> bool:
 def rename_directory_no_replace(dir_fd: int, source: str, target: str) -> bool:
     """Rename the directory ``source`` to ``target`` inside ``dir_fd`` unless ``target`` exists
     (``FileExistsError``); False where the kernel or the filesystem cannot (nothing is changed)."""
+    return _native_rename(dir_fd, source, target, swap=False)
+
+
+def _native_rename(dir_fd: int, source: str, target: str, *, swap: bool) -> bool:
+    """``renameat2`` / ``renameatx_np`` with the swap or the no-replace flag; False where unsupported."""
     if _NATIVE is None:
         return False
-    func, flag, _ = _NATIVE
-    if func(dir_fd, os.fsencode(source), dir_fd, os.fsencode(target), flag) == 0:
+    func, no_replace, exchange_flag = _NATIVE
+    if func(dir_fd, os.fsencode(source), dir_fd, os.fsencode(target), exchange_flag if swap else no_replace) == 0:
         return True
     err = ctypes.get_errno()
     if err in _UNSUPPORTED:

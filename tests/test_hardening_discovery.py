@@ -522,3 +522,27 @@ def test_any_gitignore_gives_a_structured_result(tmp_path_factory: pytest.TempPa
     with Workspace(base, search_seconds=5) as ws:
         result = ws.session("s").call("grep", {"pattern": "x"})
     assert result.error is None or result.error.code not in BUG_CODES, result.text
+
+
+def test_a_pattern_only_re_can_compile_is_refused_not_searched_without_a_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``re`` cannot be interrupted and holds the GIL: a pattern the regex engine refuses must be
+    INVALID_ARGS, never matched with ``re`` instead."""
+    import regex
+
+    from fs_tools.tools import grep
+
+    (tmp_path / "f.txt").write_text("needle\n")
+    real = regex.compile
+
+    def refuse(pattern: str, *args: object, **kwargs: object) -> object:
+        if pattern == "needle":
+            raise regex.error("not supported here")
+        return real(pattern, *args, **kwargs)
+
+    monkeypatch.setattr(grep.regex, "compile", refuse)
+    with Workspace(tmp_path) as ws:
+        result = ws.session("s").call("grep", {"pattern": "needle"})
+    assert result.error is not None and result.error.code == "INVALID_ARGS", result.text
+    assert result.text.startswith("invalid arguments: /pattern: pattern not supported by the search engine")

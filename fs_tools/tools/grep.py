@@ -14,7 +14,7 @@ import regex
 from pydantic import Field
 
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
-from fs_tools.errors import ToolTimeout
+from fs_tools.errors import ToolArgsError, ToolTimeout
 from fs_tools.provider.files import open_regular_with_stat
 from fs_tools.provider.walk import FILE, Entry, walk
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
@@ -74,6 +74,10 @@ def pattern_problem(pattern: str) -> str | None:
             f"pattern too costly to compile: its counted repeats unroll to about {size:,} regex items, over the "
             f"limit of {MAX_PATTERN_SIZE:,}; use smaller counts in nested '{{m,n}}' repeats, or '*' / '+'"
         )
+    try:  # matching needs the regex engine (interruptible, GIL-free): never fall back to re, which is neither
+        regex.compile(pattern, regex.MULTILINE)
+    except (regex.error, RecursionError, OverflowError) as exc:
+        return f"pattern not supported by the search engine: {exc}"
     return None
 
 
@@ -212,9 +216,8 @@ def _matcher(pattern: str, case_insensitive: bool) -> Callable[[str, float], Ite
     """
     try:
         compiled = regex.compile(pattern, regex.MULTILINE | (regex.IGNORECASE if case_insensitive else 0))
-    except regex.error:  # valid for re, not for regex: match with re, without an interruptible budget
-        plain = re.compile(pattern, re.MULTILINE | (re.IGNORECASE if case_insensitive else 0))
-        return lambda text, seconds: plain.finditer(text)
+    except regex.error as exc:  # validation already refused what the regex engine cannot compile
+        raise ToolArgsError([f"/pattern: pattern not supported by the search engine: {exc}"]) from exc
 
     def matches(text: str, seconds: float) -> Iterator[Any]:
         if seconds <= 0:

@@ -118,13 +118,23 @@ def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Collection[
 def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
     kind = details.get("kind")
     candidate = details.get("candidate") or []
+    searched_to = details.get("searched_to")
+    # A large file is compared line by line only up to a budget (beyond it, only lines sharing the
+    # text's rarer words are): never claim more than was searched.
+    where = (
+        f"in lines 1–{searched_to:,} (past them only lines sharing its rarer words were compared)"
+        if isinstance(searched_to, int)
+        else "in the file"
+    )
     if not kind or not candidate:
         return (
-            f"{exc.message}, and nothing similar was found{_nothing_applied(details)} — read the file again "
-            "and copy old_string exactly from it"
+            f"{exc.message}, and nothing similar was found {where}{_nothing_applied(details)} — read the file "
+            "again and copy old_string exactly from it"
         )
     shown = "\n".join(f"{n:>6}\t{text}" for n, text in candidate)
     kind_prose = _KIND_PROSE.get(str(kind), "")
+    if kind == "similar":
+        kind_prose = f"it is the most similar text {where}"
     return (
         f"{exc.message}{_nothing_applied(details)}. The closest text is at line {details.get('line')}; "
         f"{kind_prose}:\n{shown}\n— copy old_string exactly as the file has it "

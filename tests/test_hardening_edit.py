@@ -339,3 +339,17 @@ def test_a_multi_edit_miss_is_diagnosed_against_the_text_the_earlier_edits_made(
     assert "/edits/1/old_string was not found" in message and "gamma_value = 2" in message, message
     assert "no edit was applied" in message
     assert path.read_bytes() == b"alpha = 1\nbeta = 2\n"
+
+
+def test_a_diagnosis_cut_by_its_budget_never_claims_the_whole_file(root: Path, session: Session) -> None:
+    """Past the line budget only lines sharing the text's rarer words are compared: when the typo is in
+    that very word the true place is not found, and the message must not call its pick the most similar
+    text *in the file* (the model would retry on the wrong line)."""
+    text = "".join(f"    total_{i} = compute(alpha, beta, {i % 7})\n" for i in range(60_000))
+    _observed(root, session, "gen.py", text.encode())
+    result = session.call(
+        "edit", {"file_path": "gen.py", "old_string": "    totl_55555 = compute(alpha, beta, 5)", "new_string": "x"}
+    )
+    assert_error(result, "FS_EDIT_NOT_FOUND")
+    assert "most similar text in the file" not in result.text
+    assert re.search(r"in lines 1–[\d,]+ \(past them only lines sharing its rarer words were compared\)", result.text)

@@ -471,8 +471,10 @@ def _nearest(haystack: str, needle: str) -> dict[str, Any]:
     seen = {line.number for line in rare}
     hopeful: list[tuple[float, int, _Line]] = []  # a min-heap of (bound, -number, line): the best kept
     compared = 0
-    for line in islice((line for line in _lines(haystack) if line.number not in seen), _LINE_BUDGET):
-        if compared >= _COMPARE_BUDGET:
+    searched_to: int | None = None  # the last line visited, when the budget ran out before the end
+    for visited, line in enumerate(line for line in _lines(haystack) if line.number not in seen):
+        if visited >= _LINE_BUDGET or compared >= _COMPARE_BUDGET:
+            searched_to = line.number - 1
             break
         line = _compared(line)
         compared += len(line.text)
@@ -497,14 +499,16 @@ def _nearest(haystack: str, needle: str) -> dict[str, Any]:
         ratio = difflib.SequenceMatcher(None, window, needle[: _COMPARE_CHARS * 4]).ratio()
         if best is None or ratio > best[0] or (ratio == best[0] and line.number < best[1].number):
             best = (ratio, line)
+    partial = {} if searched_to is None else {"searched_to": searched_to}  # said, so no claim covers the rest
     if best is None:
-        return {"kind": None}
+        return {"kind": None, **partial}
     ratio, line = best
     return {
         "kind": "similar",
         "line": line.number,
         "similarity": round(ratio, 2),
         "candidate": _candidate(haystack, line.offset, line.number, span),
+        **partial,
     }
 
 

@@ -27,7 +27,7 @@ from fs_tools.errors import (
 )
 from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import CancelToken, FileProvider
-from fs_tools.provider.files import DEFAULT_LOCK_SECONDS, DEFAULT_MAX_READ_BYTES
+from fs_tools.provider.files import DEFAULT_LOCK_SECONDS
 from fs_tools.result import ToolResult
 from fs_tools.tools import ALL_TOOLS, Tool, ToolContext
 from fs_tools.watcher import Change, Watcher, changes_among
@@ -99,7 +99,8 @@ class Workspace:
     processes (in-memory by default); ``search_seconds`` is the time budget of glob and grep; ``watch`` starts one
     watchdog observer for all roots, so ``session.changed()`` re-hashes only what it reported;
     ``lock_timeout`` bounds how long a call waits for a lock another writer holds (then ``FS_BUSY``);
-    ``max_read_bytes`` is the largest file ``read`` scans (it pages, but hashes the whole file).
+    ``max_read_bytes`` is the largest file ``read`` scans (it pages, but hashes the whole file; by default
+    1 GiB, or ``max_file_bytes`` if that is larger).
     """
 
     def __init__(
@@ -113,7 +114,7 @@ class Workspace:
         search_seconds: float = 10.0,
         watch: bool = False,
         lock_timeout: float = DEFAULT_LOCK_SECONDS,
-        max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        max_read_bytes: int | None = None,
     ) -> None:
         root_list = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
         self._in_flight = _InFlight()
@@ -136,7 +137,7 @@ class Workspace:
             self.provider = FileProvider(
                 root_list,
                 max_file_bytes=max_file_bytes,
-                max_read_bytes=max(max_read_bytes, max_file_bytes),
+                max_read_bytes=max_read_bytes,
                 lock_timeout=lock_timeout,
             )
         except BaseException:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_faults import HANG_GUARD, call_guarded, code_of, needs_fork, read_ok, run_forked, temps_under
+from test_faults import HANG_GUARD, call_guarded, code_of, needs_fork, read_ok, temps_under
 
 from fs_tools import Workspace
 from fs_tools.provider import FileProvider, files, tempfiles
@@ -230,62 +230,66 @@ def test_the_filesystem_really_has_whole_second_timestamps(coarse_fs: Path) -> N
     assert os.stat(coarse_fs / "f").st_ctime_ns % 1_000_000_000 == 0
 
 
-def test_a_same_size_rewrite_within_one_timestamp_tick_is_never_overwritten(coarse_fs: Path) -> None:
-    """The outside rewrite keeps the inode, the size and (within one second) every timestamp: only the
-    bytes tell. The last check must hash them."""
-    target = coarse_fs / "f.txt"
-    for _ in range(20):  # the rewrite must land in the same second as the read: retry when it did not
+def _outside_change_in_one_tick(
+    root: Path, change: Callable[[Path], None], tool: str, args: dict[str, Any], tries: int
+) -> Any:
+    """Read f.txt ("aaaa"), let ``change`` act between the commit's first check and its last, and call
+    ``tool``; the result once the change left the stat tuple exactly as the session saw it (it must
+    land within one timestamp tick, so it is retried), None if it never did."""
+    target = root / "f.txt"
+    for _ in range(tries):
         target.write_text("aaaa\n")
-        with Workspace(coarse_fs) as ws:
+        with Workspace(root) as ws:
             writer = ConcurrentWriter(ws)
             session = ws.session("s")
             read_ok(session, "f.txt")
             seen = _stat_key(target)
             landed: list[bool] = []
 
-            def rewrite(path: Path, landed: list[bool] = landed, seen: tuple[int, ...] = seen) -> None:
-                with open(path, "r+b") as fh:
-                    fh.write(b"bbbb\n")
+            def changed(path: Path, landed: list[bool] = landed, seen: tuple[int, ...] = seen) -> None:
+                change(path)
                 landed.append(_stat_key(path) == seen)
 
-            writer.before_commit("f.txt", rewrite)
-            result = session.call("edit", {"file_path": "f.txt", "old_string": "aaaa", "new_string": "mine"})
+            writer.before_commit("f.txt", changed)
+            result = session.call(tool, args)
             writer.close()
         if landed == [True]:
-            assert_error(result, "FS_STALE_VERSION")
-            assert target.read_text() == "bbbb\n", "the outside rewrite was overwritten"
-            return
-    pytest.skip("could not land a rewrite within one timestamp tick in 20 tries")
+            return result
+    return None
+
+
+def test_a_same_size_rewrite_within_one_timestamp_tick_is_never_overwritten(coarse_fs: Path) -> None:
+    """The outside rewrite keeps the inode, the size and (within one second) every timestamp: only the
+    bytes tell. The last check must hash them."""
+
+    def rewrite(path: Path) -> None:
+        with open(path, "r+b") as fh:
+            fh.write(b"bbbb\n")
+
+    args = {"file_path": "f.txt", "old_string": "aaaa", "new_string": "mine"}
+    result = _outside_change_in_one_tick(coarse_fs, rewrite, "edit", args, tries=20)
+    if result is None:
+        pytest.skip("could not land a rewrite within one timestamp tick in 20 tries")
+    assert_error(result, "FS_STALE_VERSION")
+    assert (coarse_fs / "f.txt").read_text() == "bbbb\n", "the outside rewrite was overwritten"
 
 
 def test_two_outside_saves_that_restore_the_stat_tuple_are_never_overwritten(coarse_fs: Path) -> None:
     """Two same-size saves by rename within one second: ext4 hands the freed inode number to the next
     file at once, so the tuple (dev, ino, size, mtime, ctime) comes back exactly as the session saw it."""
-    target = coarse_fs / "f.txt"
-    for _ in range(40):
-        target.write_text("aaaa\n")
-        with Workspace(coarse_fs) as ws:
-            writer = ConcurrentWriter(ws)
-            session = ws.session("s")
-            read_ok(session, "f.txt")
-            seen = _stat_key(target)
-            landed: list[bool] = []
 
-            def save_twice(path: Path, landed: list[bool] = landed, seen: tuple[int, ...] = seen) -> None:
-                for content in (b"bbbb\n", b"cccc\n"):
-                    temp = path.with_name("save.tmp")
-                    temp.write_bytes(content)
-                    os.rename(temp, path)
-                landed.append(_stat_key(path) == seen)
+    def save_twice(path: Path) -> None:
+        for content in (b"bbbb\n", b"cccc\n"):
+            temp = path.with_name("save.tmp")
+            temp.write_bytes(content)
+            os.rename(temp, path)
 
-            writer.before_commit("f.txt", save_twice)
-            result = session.call("write", {"file_path": "f.txt", "content": "mine\n"})
-            writer.close()
-        if landed == [True]:
-            assert_error(result, "FS_STALE_VERSION")
-            assert target.read_text() == "cccc\n", "the outside saves were overwritten"
-            return
-    pytest.skip("the inode number was not reused within one second in 40 tries")
+    args = {"file_path": "f.txt", "content": "mine\n"}
+    result = _outside_change_in_one_tick(coarse_fs, save_twice, "write", args, tries=40)
+    if result is None:
+        pytest.skip("the inode number was not reused within one second in 40 tries")
+    assert_error(result, "FS_STALE_VERSION")
+    assert (coarse_fs / "f.txt").read_text() == "cccc\n", "the outside saves were overwritten"
 
 
 # --- item 10: a save by rename between the last check and the publication -------------------------------
@@ -438,14 +442,14 @@ def test_close_while_calls_are_in_flight_fails_them_cleanly(root: Path) -> None:
 # --- item 12: temps are swept reliably and cheaply ---------------------------------------------------------
 
 
-def _orphan(directory: Path) -> Path:
+def _orphan(directory: Path, content: bytes = b"partial") -> Path:
     """A temp exactly as a writer killed mid-write leaves it: the provider's name, no lock held."""
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fd, name = tempfiles.create_temp(dir_fd, 0o600)
     finally:
         os.close(dir_fd)
-    os.write(fd, b"partial")
+    os.write(fd, content)
     os.close(fd)
     return directory / name
 
@@ -488,20 +492,13 @@ def test_a_large_directory_is_swept_a_batch_per_write(root: Path, monkeypatch: p
     assert temps_under(root) == []
 
 
-@needs_fork
 def test_a_temp_of_a_killed_writer_is_never_listed_or_searched_and_is_swept(root: Path) -> None:
-    def body() -> dict[str, Any]:  # pragma: no cover - runs in the child
-        fd, name = tempfiles.create_temp(os.open(root, os.O_RDONLY | os.O_DIRECTORY), 0o600)
-        os.write(fd, b"partial secret-looking bytes")
-        return {"name": name}
-
-    name = run_forked(body)["name"]
-    assert (root / name).exists()
+    name = _orphan(root, b"partial secret-looking bytes").name  # a killed process's lock died with it
     with Workspace(root) as ws:
         session = ws.session("s")
         for tool, args in [("glob", {"pattern": "**/*"}), ("list", {}), ("grep", {"pattern": "secret-looking"})]:
-            result = session.call(tool, args)
-            assert name not in result.text, f"{tool} shows a temp"
+            result = assert_ok(session.call(tool, args))
+            assert name not in result.text and "partial" not in result.text, f"{tool} shows a temp"
         assert_ok(session.call("write", {"file_path": "f.txt", "content": "x\n"}))
     assert sorted(os.listdir(root)) == ["f.txt"]
 
@@ -858,3 +855,13 @@ def test_sweeping_never_moves_the_root_descriptors_offset(root: Path) -> None:
     with Workspace(root) as ws:
         assert_ok(ws.session("s").call("write", {"file_path": "new.txt", "content": "x"}))
         assert len(os.listdir(ws.provider.resolver.roots[0].fd)) == 3001
+
+
+def test_the_read_limit_is_named_as_such_and_never_below_the_whole_file_limit(root: Path) -> None:
+    with pytest.raises(ValueError, match="max_read_bytes"):
+        Workspace(root, max_file_bytes=100, max_read_bytes=50)
+    (root / "big.log").write_text("x" * 200)
+    with Workspace(root, max_file_bytes=100, max_read_bytes=100) as ws:  # equal limits: still the read's
+        result = ws.session("s").call("read", {"file_path": "big.log"})
+    assert_error(result, "FS_TOO_LARGE")
+    assert "200 bytes, over the 100-byte limit for reading" in result.text and "grep" in result.text

@@ -205,9 +205,11 @@ class FileProvider:
         roots: Sequence[str | os.PathLike[str]],
         *,
         max_file_bytes: int = 16 << 20,
-        max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        max_read_bytes: int | None = None,
         lock_timeout: float = DEFAULT_LOCK_SECONDS,
     ) -> None:
+        if max_read_bytes is None:  # by default at least 1 GiB, and never below the whole-file limit
+            max_read_bytes = max(DEFAULT_MAX_READ_BYTES, max_file_bytes)
         if max_file_bytes < 1:
             raise ValueError(f"max_file_bytes must be positive, got {max_file_bytes!r}")
         if max_read_bytes < max_file_bytes:
@@ -304,10 +306,9 @@ class FileProvider:
         if before is not None and (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
             os.close(fd)
             return False
-        limit = self.max_file_bytes if bounded else self.max_read_bytes
-        if opened.st_size > limit:
+        if opened.st_size > (self.max_file_bytes if bounded else self.max_read_bytes):
             os.close(fd)
-            self.check_size(opened.st_size, display, limit)
+            self.check_size(opened.st_size, display, reading=not bounded)
         try:
             hasher = xxhash.xxh3_128()
             size = 0
@@ -325,13 +326,13 @@ class FileProvider:
         settled = _same_file_state(opened, after) and size == after.st_size  # else a writer raced the read
         return Scan(version=hasher.hexdigest(), stat=after, size=size, settled=settled, taken_ns=started)
 
-    def check_size(self, size: int, display: str, limit: int | None = None) -> None:
-        """FS_TOO_LARGE when a file of ``size`` bytes is over the limit for whole-file work (or over
-        ``limit``: the read limit)."""
-        limit = self.max_file_bytes if limit is None else limit
+    def check_size(self, size: int, display: str, *, reading: bool = False) -> None:
+        """FS_TOO_LARGE when a file of ``size`` bytes is over the limit for whole-file work (with
+        ``reading``: over the limit for being read at all)."""
+        limit = self.max_read_bytes if reading else self.max_file_bytes
         if size > limit:
             details: dict[str, object] = {"size": size, "limit": limit}
-            if limit != self.max_file_bytes:
+            if reading:
                 details["subject"] = "read"
             raise TooLarge(f"{display!r} is {size:,} bytes, over the {limit:,}-byte limit", details=details)
 

@@ -15,6 +15,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from fs_tools.errors import IoError
 
@@ -124,19 +125,11 @@ def create_staging(dir_fd: int) -> tuple[int, str]:
 def remove_if_orphan_staging(dir_fd: int, name: str) -> bool:
     """Remove the staging tree ``name`` if no live writer holds it; whether it was removed. Only
     directories and regular files are expected inside; links are removed as links, never followed."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # a symlink or a file: not ours
+    fd = _lock_unheld(dir_fd, name, flags, stat.S_ISDIR)
+    if fd is None:
+        return False
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError:
-        return False  # gone, not a directory, or a symlink: not ours
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False  # a live writer is building it
-        held = os.fstat(fd)
-        current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        if (held.st_dev, held.st_ino) != (current.st_dev, current.st_ino):
-            return False
         if not empty_tree(fd):
             return False
         os.rmdir(name, dir_fd=dir_fd)
@@ -145,6 +138,25 @@ def remove_if_orphan_staging(dir_fd: int, name: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def _lock_unheld(dir_fd: int, name: str, flags: int, kind: Callable[[int], bool]) -> int | None:
+    """``name`` opened and exclusively locked, if it is of ``kind``, no live writer holds it and it is
+    still the entry under that name once locked; else None. The caller closes the descriptor."""
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError:
+        return None  # gone already, or not something we may open
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: a live writer holds it
+        held = os.fstat(fd)
+        current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if kind(held.st_mode) and (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 def empty_tree(fd: int) -> bool:
@@ -179,23 +191,16 @@ def _empty_tree(fd: int, budget: list[int], depth: int) -> bool:
 def remove_if_orphan(dir_fd: int, name: str) -> bool:
     """Remove the temp ``name`` if it is a regular file no writer holds; whether it was removed."""
     try:
-        seen = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        if not stat.S_ISREG(seen.st_mode):
+        if not stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
             return False  # only our own temps are regular files: a FIFO or device is never opened
-        fd = os.open(name, _SWEEP_FLAGS, dir_fd=dir_fd)
     except OSError:
-        return False  # gone already, or not something we may open
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False  # a live writer holds it
-        held = os.fstat(fd)
-        current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        if stat.S_ISREG(held.st_mode) and (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
-            os.unlink(name, dir_fd=dir_fd)
-            return True
         return False
+    fd = _lock_unheld(dir_fd, name, _SWEEP_FLAGS, stat.S_ISREG)
+    if fd is None:
+        return False
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+        return True
     except OSError:
         return False
     finally:

@@ -175,6 +175,8 @@ def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Collection[
 def _sandbox(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
     if details.get("reason") in ("escape", "outside", "symlink"):
         return f'{exc.message} — use a path inside the workspace, relative to its root (like "src/app.py")'
+    if details.get("reason") == "reserved":
+        return f"{exc.message} — use another file name"
     return exc.message
 
 

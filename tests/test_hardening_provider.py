@@ -644,7 +644,8 @@ def test_temp_names_are_reserved(root: Path, tool: str, path: str) -> None:
         args = {"file_path": path} if tool == "read" else {"file_path": path, "content": "x"}
         result = ws.session("s").call(tool, args)
     assert_error(result, "FS_SANDBOX_DENIED")
-    assert "reserved" in result.text and "partial bytes" not in result.text
+    assert "reserved" in result.text and "use another file name" in result.text
+    assert "partial bytes" not in result.text
     assert (root / ".0123456789abcdef.fs-tools.tmp").read_text() == "partial bytes of a live write\n"
     assert not (root / "a").exists()
 

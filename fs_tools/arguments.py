@@ -346,7 +346,9 @@ def _fields_at(model: type[BaseModel], loc: Loc) -> list[str]:
 
 
 def published_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON Schema a model sees: inlined, untitled, with optional properties nullable."""
+    """The JSON Schema a model sees: inlined, untitled, and portable (SPEC §11): no ``type`` arrays and no
+    ``null`` branches, so strict clients and SDK schema helpers accept it. An optional argument is simply
+    not ``required``; the validator still reads an explicit ``null`` for it as "the default"."""
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})
     schema: dict[str, Any] = _tidy(_inline(raw, defs))
@@ -371,7 +373,23 @@ def _tidy(node: Any) -> Any:
     out = {k: _tidy(v) for k, v in node.items() if k != "title"}
     if out.get("type") == "object" and "properties" in out:
         required = set(out.get("required", []))
-        for name, prop in out["properties"].items():
-            if name not in required and isinstance(prop.get("type"), str):
-                prop["type"] = [prop["type"], "null"]
+        out["properties"] = {
+            name: prop if name in required else _without_null(prop) for name, prop in out["properties"].items()
+        }
+    return out
+
+
+def _without_null(prop: dict[str, Any]) -> dict[str, Any]:
+    """An optional property as published: its ``null`` branch (``X | None``) and a ``null`` default
+    dropped, since leaving the property out says the same portably."""
+    out = dict(prop)
+    branches = out.pop("anyOf", None)
+    if isinstance(branches, list):
+        kept = [branch for branch in branches if branch != {"type": "null"}]
+        if len(kept) == 1:
+            out = {**kept[0], **out}
+        elif kept:
+            out["anyOf"] = kept
+    if "default" in out and out["default"] is None:
+        del out["default"]
     return out

@@ -48,9 +48,11 @@ _KIND_PROSE = {
 }
 
 
-def remediate(exc: HarnessError, tools: Collection[str] = ()) -> HarnessError:
+def remediate(exc: HarnessError, tools: Mapping[str, str] | Collection[str] = ()) -> HarnessError:
     """The model-facing form of ``exc``: same class and code, rendered details and remedy appended,
-    ``exc`` chained as the cause. Errors with nothing to add pass through unchanged."""
+    ``exc`` chained as the cause. Errors with nothing to add pass through unchanged. ``tools`` are the
+    tools on offer, by their own names, or a mapping from those to the names the model sees (a host's
+    prefix): a remedy names only a tool on offer, as the model calls it."""
     if isinstance(exc, Aborted):
         aborted = ToolAborted(f"{exc.message}; nothing was changed")
         aborted.__cause__ = exc
@@ -58,7 +60,8 @@ def remediate(exc: HarnessError, tools: Collection[str] = ()) -> HarnessError:
     render = _RENDERERS.get(type(exc))
     if render is None:
         return exc
-    message = render(exc, exc.details, tools)
+    shown = dict(tools) if isinstance(tools, Mapping) else {name: name for name in tools}
+    message = render(exc, exc.details, shown)
     if message == exc.message:
         return exc
     out = copy.copy(exc)
@@ -79,7 +82,7 @@ def internal(exc: BaseException, tool: str) -> InternalError:
     return error
 
 
-def _stale(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+def _stale(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     found = details.get("found")
     lines = details.get("lines")
     if isinstance(lines, tuple | list) and len(lines) == 2:
@@ -94,7 +97,7 @@ def _stale(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]
     return f"{exc.message} — {STALE_REMEDY}"
 
 
-def _not_observed(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+def _not_observed(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     return f"{exc.message} — {NOT_OBSERVED_REMEDY}"
 
 
@@ -103,7 +106,7 @@ def _nothing_applied(details: Mapping[str, Any]) -> str:
     return " (no edit was applied; the file is unchanged)" if pointer.startswith("/edits/") else ""
 
 
-def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     lines = list(details.get("lines", []))
     count = int(details.get("count", len(lines)))
     where = ", ".join(str(n) for n in lines)
@@ -115,7 +118,7 @@ def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Collection[
     )
 
 
-def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     kind = details.get("kind")
     candidate = details.get("candidate") or []
     searched_to = details.get("searched_to")
@@ -142,15 +145,15 @@ def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Collec
     )
 
 
-def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     if details.get("kind") == "directory" and "list" in tools:
-        return f"{exc.message} — use list to see its entries"
+        return f"{exc.message} — use {tools['list']} to see its entries"
     return exc.message
 
 
-def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     if details.get("intent") == "edit" and "write" in tools:
-        return f"{exc.message} — to create it, use write"
+        return f"{exc.message} — to create it, use {tools['write']}"
     if details.get("reason") == "offset":
         total = int(details.get("total_lines", 0))
         if total == 0:
@@ -159,20 +162,22 @@ def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Collection[
     return exc.message
 
 
-def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     if details.get("subject") == "content" and details.get("pointer"):
         return f"{exc.message} — the host limits files to that size; make the edit smaller, or split the file"
     if details.get("subject") == "content":
         return f"{exc.message} — the host limits files to that size; write less content per file"
     if details.get("subject") == "read":
-        return f"{exc.message} for reading — use grep to find what you need in it, or ask the user"
+        if "grep" in tools:
+            return f"{exc.message} for reading — use {tools['grep']} to find what you need in it, or ask the user"
+        return f"{exc.message} for reading — ask the user for the part you need"
     return (
         f"{exc.message} — edit and write work on files up to the limit; read still pages through "
         "larger files with offset and limit"
     )
 
 
-def _sandbox(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+def _sandbox(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     if details.get("reason") in ("escape", "outside", "symlink"):
         return f'{exc.message} — use a path inside the workspace, relative to its root (like "src/app.py")'
     if details.get("reason") == "reserved":
@@ -180,7 +185,7 @@ def _sandbox(exc: HarnessError, details: Mapping[str, Any], tools: Collection[st
     return exc.message
 
 
-def _io(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+def _io(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     if details.get("reason") == "raced":
         return f"{exc.message} — retry the call"
     if details.get("reason") == "unstable":
@@ -188,11 +193,11 @@ def _io(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -
     return exc.message
 
 
-def _busy(exc: HarnessError, details: Mapping[str, Any], tools: Collection[str]) -> str:
+def _busy(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     return f"{exc.message} — another program is writing there; retry the call in a moment"
 
 
-_Renderer = Callable[[HarnessError, Mapping[str, Any], Collection[str]], str]
+_Renderer = Callable[[HarnessError, Mapping[str, Any], Mapping[str, str]], str]
 _RENDERERS: dict[type[HarnessError], _Renderer] = {
     StaleVersion: _stale,
     NotObserved: _not_observed,

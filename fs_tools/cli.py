@@ -1,24 +1,62 @@
-"""The ``fs-tools`` command: ``demo``, ``serve``, ``call`` and ``replay``."""
+"""The ``fs-tools`` command: ``demo``, ``serve``, ``call``, ``schema`` and ``replay``.
+
+The library is imported only by the subcommand that needs it, so ``--help`` and ``--version`` answer
+without loading pydantic, the tools or the MCP SDK.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
-import json
-import logging
 import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from fs_tools.demo import run_demo
+from fs_tools import __version__
 
 if TYPE_CHECKING:
+    from fs_tools.result import ToolResult
     from fs_tools.workspace import Workspace
 
+TOOL_ERROR = 1  # the call ran and its result is an error
 BAD_SETUP = 2  # a bad option, root or file: argparse's status for bad usage, distinct from a tool error (1)
+OUTPUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for `cat` when the reader of its pipe went away
+INTERRUPTED = 130  # 128 + SIGINT
+
+ROOT_ENV = "FS_TOOLS_ROOT"
+READ_ONLY_ENV = "FS_TOOLS_READ_ONLY"
+STATE_ENV = "FS_TOOLS_STATE"
+SESSION_ENV = "FS_TOOLS_SESSION"
+LOG_LEVEL_ENV = "FS_TOOLS_LOG_LEVEL"
+TOKEN_ENV = "FS_TOOLS_TOKEN"  # mcp_server.TOKEN_ENV, named here so that --help need not import the SDK
+LOG_LEVELS = ("debug", "info", "warning", "error")
+FORMATS = ("mcp", "openai", "anthropic", "gemini")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+EPILOG = f"""\
+environment (a flag on the command line wins; an empty variable counts as unset):
+  {ROOT_ENV}       workspace roots, separated by {os.pathsep!r}; the first is primary (--root)
+  {READ_ONLY_ENV}  1/true/yes/on or 0/false/no/off (--read-only / --no-read-only)
+  {STATE_ENV}      the observation store of 'fs-tools call' (--state)
+  {SESSION_ENV}    the session key of 'fs-tools call' (--session)
+  {LOG_LEVEL_ENV}  {", ".join(LOG_LEVELS)} (--log-level; default warning)
+  {TOKEN_ENV}      the bearer token 'fs-tools serve --transport http' requires (--token)
+
+exit status: 0 success; 1 the tool call returned an error; 2 a bad option, root or file (one line on
+stderr: 'fs-tools: error: ...'); 141 the reader of the output went away; 130 interrupted."""
+
+
+class _BadSetup(Exception):
+    """A host input the command cannot use: a bad option, root, store or file (the message says which)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line, ``fs-tools: error: ...``, like every other host error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _BadSetup(f"{message} (see '{self.prog} --help')")
 
 
 def default_state_file() -> Path:
@@ -28,79 +66,214 @@ def default_state_file() -> Path:
     return Path(base) / "fs-tools" / "observations.sqlite"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fs-tools", description="Safe, instructive file tools for LLM agents.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="run a scripted agent session in a throwaway workspace")
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number from 0 to 65535, got {text!r}")
+    return port
 
-    serve = commands.add_parser("serve", help="serve the tools over MCP (stdio by default)")
-    serve.add_argument("--root", action="append", required=True, help="a workspace root (repeatable; first is primary)")
-    serve.add_argument("--read-only", action="store_true", help="refuse every write and edit")
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _parser() -> _Parser:
+    formatter = argparse.RawDescriptionHelpFormatter
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--log-level", choices=LOG_LEVELS, help=f"what is logged to stderr (default ${LOG_LEVEL_ENV} or warning)"
+    )
+    workspace = _Parser(add_help=False)
+    workspace.add_argument(
+        "--root", action="append", help=f"a workspace root (repeatable; the first is primary; default ${ROOT_ENV})"
+    )
+    workspace.add_argument(
+        "--read-only",
+        action=argparse.BooleanOptionalAction,
+        help=f"refuse every write and edit; list no mutating tool (default ${READ_ONLY_ENV} or off)",
+    )
+    workspace.add_argument("--tools", type=_names, help="only these tools, comma-separated (e.g. read,edit)")
+
+    parser = _Parser(
+        prog="fs-tools",
+        description="Safe, instructive file tools for LLM agents.",
+        epilog=EPILOG,
+        formatter_class=formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"fs-tools {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, parents: list[_Parser], help: str) -> _Parser:
+        return commands.add_parser(
+            name, parents=parents, help=help, description=help, epilog=EPILOG, formatter_class=formatter
+        )
+
+    command("demo", [common], "run a scripted agent session in a throwaway workspace")
+
+    serve = command("serve", [common, workspace], "serve the tools over MCP (stdio by default)")
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 picks a free one)")
+    serve.add_argument("--port", type=_port, default=8765, help="HTTP port (default 8765; 0 picks a free one)")
     serve.add_argument(
         "--token",
-        help="HTTP: require 'Authorization: Bearer TOKEN' on every request (default $FS_TOOLS_TOKEN; prefer "
+        help=f"HTTP: require 'Authorization: Bearer TOKEN' on every request (default ${TOKEN_ENV}; prefer "
         "the variable, since other local users can read a command line)",
     )
-    serve.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     serve.add_argument("--audit-log", type=Path, help="append one JSON line per tool call to this file")
 
-    call = commands.add_parser("call", help="run one tool call; observations persist between invocations")
-    call.add_argument("--root", action="append", required=True, help="a workspace root (repeatable)")
-    call.add_argument("--session", required=True, help="session key: the same key keeps the same observations")
-    call.add_argument("--state", type=Path, help=f"observation store (default {default_state_file()})")
-    call.add_argument("--read-only", action="store_true")
-    call.add_argument("--json", action="store_true", help="print the result's to_dict() form")
+    call = command("call", [common, workspace], "run one tool call; observations persist between invocations")
+    call.add_argument("--session", help=f"session key: the same key keeps the same observations (${SESSION_ENV})")
+    call.add_argument("--state", type=Path, help=f"observation store (default ${STATE_ENV} or {default_state_file()})")
+    call.add_argument("--json", action="store_true", help="print the MCP result: isError, content, structuredContent")
     call.add_argument("tool")
     call.add_argument("arguments", nargs="?", default="{}", help="the arguments as a JSON object")
 
-    replay = commands.add_parser("replay", help="render an audit log for humans")
+    schema = command("schema", [common, workspace], "print the tool definitions as JSON")
+    schema.add_argument(
+        "--format", choices=FORMATS, default="mcp", help="whose tool format (default mcp: what tools/list sends)"
+    )
+
+    replay = command("replay", [common], "render an audit log (serve --audit-log) for humans")
     replay.add_argument("log", type=Path)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # inside the try: a reader that went away shows here for buffered output
+        return status
+    except _BadSetup as exc:
+        print(f"fs-tools: error: {exc}", file=sys.stderr)
+        return BAD_SETUP
+    except BrokenPipeError:
+        return _output_closed()
+    except KeyboardInterrupt:
+        return INTERRUPTED
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    _configure_logging(_choice(args.log_level, LOG_LEVEL_ENV, LOG_LEVELS) or "warning")
     if args.command == "demo":
+        from fs_tools.demo import run_demo
+
         return run_demo()
     if args.command == "serve":
         return _serve(args)
     if args.command == "call":
         return _call(args)
+    if args.command == "schema":
+        return _schema(args)
     return _replay(args.log)
 
 
+def _output_closed() -> int:
+    """The reader of stdout went away (``fs-tools replay big.log | head -1``): exit quietly. Whatever is
+    still buffered goes to the null device, so the interpreter's own flush at exit cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):  # ValueError: a stdout with no descriptor
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return OUTPUT_CLOSED
+
+
+def _configure_logging(level: str) -> None:
+    import logging
+
+    logging.basicConfig(stream=sys.stderr, level=level.upper(), format="%(levelname)s %(name)s: %(message)s")
+
+
+# --- settings: a flag, else its environment variable, else the default ------------------------------------
+
+
+def _env(name: str) -> str | None:
+    return os.environ.get(name) or None
+
+
+def _choice(flag: str | None, env: str, choices: Sequence[str]) -> str | None:
+    if flag is not None:
+        return flag
+    value = _env(env)
+    if value is not None and value.lower() not in choices:
+        raise _BadSetup(f"${env}={value!r} is not one of {', '.join(choices)}")
+    return None if value is None else value.lower()
+
+
+def _switch(flag: bool | None, env: str) -> bool:
+    if flag is not None:
+        return flag
+    value = _env(env)
+    if value is None or value.lower() in _FALSE:
+        return False
+    if value.lower() in _TRUE:
+        return True
+    raise _BadSetup(f"${env}={value!r} is not a switch; use 1/0, true/false, yes/no or on/off")
+
+
+def _roots(flag: list[str] | None, default: list[str] | None = None) -> list[str]:
+    if flag:
+        return flag
+    roots = [root for root in (_env(ROOT_ENV) or "").split(os.pathsep) if root]
+    if roots:
+        return roots
+    if default is not None:
+        return default
+    raise _BadSetup(f"no workspace root: give --root DIR or set ${ROOT_ENV}")
+
+
+def _workspace_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {"read_only": _switch(args.read_only, READ_ONLY_ENV)}
+    if args.tools is not None:
+        options["tools"] = args.tools
+    return options
+
+
+@contextlib.contextmanager
+def _opened_workspace(roots: list[str], **options: Any) -> Iterator[Workspace]:
+    from fs_tools.workspace import Workspace
+
+    try:
+        workspace = Workspace(roots, **options)
+    except ValueError as exc:  # the Workspace's one-line host error: names the option and the value
+        raise _BadSetup(str(exc)) from exc
+    with workspace:
+        yield workspace
+
+
+# --- the subcommands ----------------------------------------------------------------------------------------
+
+
 def _serve(args: argparse.Namespace) -> int:
+    roots, options = _roots(args.root), _workspace_options(args)
     try:
         from fs_tools import mcp_server
-    except ImportError:
-        return _bad_setup("fs-tools serve needs the MCP SDK: pip install 'fs-tools[mcp]'")
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    token = args.token if args.token is not None else os.environ.get(mcp_server.TOKEN_ENV) or None
+    except ImportError as exc:
+        # the SDK by its own name: on PyPI "fs-tools" is an unrelated project (SPEC section 2)
+        raise _BadSetup(f"fs-tools serve needs the MCP SDK ({exc}): pip install 'mcp>=2.3,<3'") from exc
+    token = args.token if args.token is not None else _env(TOKEN_ENV)
     if args.transport == "http":
-        try:
-            _check_http_options(args.host, token)
-        except ValueError as exc:
-            return _bad_setup(str(exc))
+        _check_http_options(args.host, token)
     try:
         audit = mcp_server.AuditLog(args.audit_log) if args.audit_log else None
     except OSError as exc:
-        return _bad_setup(f"--audit-log {str(args.audit_log)!r} cannot be opened: {exc.strerror}")
+        raise _BadSetup(f"--audit-log {str(args.audit_log)!r} cannot be opened: {exc.strerror}") from exc
     try:
-        with _opened_workspace(args.root, read_only=args.read_only) as workspace:
+        with _opened_workspace(roots, **options) as workspace:
             if args.transport == "stdio":
+                import asyncio
+
                 asyncio.run(mcp_server.serve_stdio(workspace, audit=audit))
                 return 0
             try:
                 sock = mcp_server.listen(args.host, args.port)
             except OSError as exc:
-                return _bad_setup(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+                raise _BadSetup(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
             print(f"fs-tools: serving MCP on {mcp_server.url_of(args.host, sock)}", flush=True)
             mcp_server.serve_http(workspace, sock, host=args.host, token=token, audit=audit)
-    except _BadSetup as exc:
-        return _bad_setup(str(exc))
     except KeyboardInterrupt:
         pass
     finally:
@@ -110,65 +283,93 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _check_http_options(host: str, token: str | None) -> None:
-    """One-line ValueErrors for an unusable token, or a non-loopback address without one."""
+    """An unusable token, or a non-loopback address without one, is a host error."""
     from fs_tools import mcp_server
 
     if token is not None:
         try:
             mcp_server.check_token(token)
         except ValueError as exc:
-            raise ValueError(f"--token / ${mcp_server.TOKEN_ENV}: {exc}") from None
+            raise _BadSetup(f"--token / ${TOKEN_ENV}: {exc}") from None
     elif not mcp_server.is_loopback(host):
-        raise ValueError(
+        raise _BadSetup(
             f"--host {host!r} is not a loopback address: any machine that reaches it could use the tools, so "
-            f"serving beyond this machine needs --token or ${mcp_server.TOKEN_ENV}"
+            f"serving beyond this machine needs --token or ${TOKEN_ENV}"
         )
 
 
-class _BadSetup(Exception):
-    """A root, store or other host input the Workspace refused (its one-line message says which)."""
-
-
-@contextlib.contextmanager
-def _opened_workspace(roots: list[str], **options: Any) -> Iterator[Workspace]:
-    from fs_tools.workspace import Workspace
-
-    try:
-        workspace = Workspace(roots, **options)
-    except ValueError as exc:
-        raise _BadSetup(str(exc)) from exc
-    with workspace:
-        yield workspace
-
-
-def _bad_setup(message: str) -> int:
-    print(f"fs-tools: error: {message}", file=sys.stderr)
-    return BAD_SETUP
-
-
 def _call(args: argparse.Namespace) -> int:
-    state = args.state or default_state_file()
-    try:
-        with _opened_workspace(args.root, read_only=args.read_only, store=state) as workspace:
-            result = workspace.session(args.session).call(args.tool, args.arguments)
-    except _BadSetup as exc:  # a bad root or state file: the host's input, not the model's
-        return _bad_setup(str(exc))
-    if args.json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
-    else:
-        print(result.text)
+    roots, options = _roots(args.root), _workspace_options(args)
+    session = args.session or _env(SESSION_ENV)
+    if session is None:
+        raise _BadSetup(f"no session key: give --session KEY or set ${SESSION_ENV}")
+    state = args.state or _env(STATE_ENV) or default_state_file()
+    with _opened_workspace(roots, store=state, **options) as workspace:
+        _keep_contents_in_store(workspace)
+        result = workspace.session(session).call(args.tool, args.arguments)
+    _print_result(result, as_json=args.json)
     if result.error is not None:
         print(f"error: {result.error.code}", file=sys.stderr)
-        return 1
+        return TOOL_ERROR
     return 0
+
+
+def _keep_contents_in_store(workspace: Workspace) -> None:
+    """Let the provider find contents an earlier ``call`` read, so a stale error says which lines changed,
+    as a server's does (whose provider remembers them in memory)."""
+    from fs_tools.observation_store import SqliteContents
+
+    contents = getattr(workspace.store, "contents", None)
+    if isinstance(contents, SqliteContents):  # until Workspace hands its store's cache to the provider itself
+        workspace.provider.cache = contents
+
+
+def _print_result(result: ToolResult, *, as_json: bool) -> None:
+    """What an MCP client gets for the call: its text, or with ``--json`` the whole result."""
+    from fs_tools.mcp_json import call_result
+
+    shown = call_result(result)
+    print(_json(shown) if as_json else shown["content"][0]["text"])
+
+
+def _json(value: object) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    roots, options = _roots(args.root, default=["."]), _workspace_options(args)
+    with _opened_workspace(roots, **options) as workspace:
+        definitions = _definitions(workspace, args.format)
+    print(_json(definitions))
+    return 0
+
+
+def _definitions(workspace: Workspace, format: str) -> list[dict[str, Any]]:
+    """The definitions in ``format``: the MCP server's own, or the adapter's ``tool_definitions``."""
+    if format == "mcp":
+        from fs_tools import mcp_json
+
+        return mcp_json.tool_definitions(workspace)
+    if format == "openai":
+        from fs_tools.adapters import openai
+
+        return openai.tool_definitions(workspace)
+    if format == "anthropic":
+        from fs_tools.adapters import anthropic
+
+        return anthropic.tool_definitions(workspace)
+    from fs_tools.adapters import gemini
+
+    return gemini.tool_definitions(workspace)
 
 
 def _replay(log: Path) -> int:
     try:
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError as exc:
-        print(f"cannot read {log}: {os.strerror(exc.errno or 0)}", file=sys.stderr)
-        return 1
+        raise _BadSetup(f"audit log {str(log)!r} cannot be read: {exc.strerror}") from exc
     for number, line in enumerate(lines, start=1):
         # backslash-escape what the terminal cannot take (lone surrogates from JSON escapes)
         print(_replay_line(number, line).encode("utf-8", "backslashreplace").decode("utf-8"))
@@ -176,22 +377,43 @@ def _replay(log: Path) -> int:
 
 
 def _replay_line(number: int, line: str) -> str:
-    """One audit entry for humans; entries from older versions or garbage never raise."""
-    from fs_tools.presenters import present_call
+    """One audit entry for humans; entries from older versions, partial entries and garbage never raise."""
+    import json
 
     try:
         entry = json.loads(line)
     except (ValueError, RecursionError):
-        return f"{number:>4}  (unreadable entry)"
+        return f"{number:>4}  not JSON (unreadable entry)"
     if not isinstance(entry, dict):
-        return f"{number:>4}  (unreadable entry)"
-    code = entry.get("code")
-    status = f"→ {code}" if code else "→ ok"
+        return f"{number:>4}  a JSON {type(entry).__name__}, not an object (unreadable entry)"
+    if not isinstance(entry.get("tool"), str) and "code" not in entry:
+        keys = ", ".join(repr(key)[:40] for key in list(entry)[:6]) or "no keys"
+        return f"{number:>4}  no tool and no outcome, only {keys} (unreadable entry)"
     duration = entry.get("duration_ms")
-    timing = f"  {duration} ms" if isinstance(duration, int | float) else ""
+    timing = f"  {duration} ms" if isinstance(duration, int | float) and not isinstance(duration, bool) else ""
     session = entry.get("session")
     who = f"[{session}] " if isinstance(session, str) else ""
-    return f"{number:>4}  {who}{present_call(entry.get('tool'), entry.get('arguments'))}  {status}{timing}"
+    return f"{number:>4}  {who}{_replayed_call(entry)}  {_replayed_outcome(entry)}{timing}"
+
+
+def _replayed_call(entry: dict[str, Any]) -> str:
+    """The call as the presenters show it; one refused before it ran (``INVALID_ARGS``, ``UNKNOWN_TOOL``)
+    is shown with its arguments as sent, never as if they had been valid."""
+    from fs_tools.presenters import REJECTED_CODES, present_call
+
+    tool, code = entry.get("tool"), entry.get("code")
+    if not isinstance(tool, str):
+        return "(no tool name recorded)"
+    if "arguments" not in entry:
+        return f"{tool[:60]}(arguments not recorded)"
+    return present_call(tool, entry["arguments"], rejected=isinstance(code, str) and code in REJECTED_CODES)
+
+
+def _replayed_outcome(entry: dict[str, Any]) -> str:
+    if "code" not in entry:
+        return "→ (no outcome recorded)"
+    code = entry["code"]
+    return "→ ok" if code is None else f"→ {str(code)[:60]}"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -39,7 +39,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from fs_tools import __version__
+from fs_tools import __version__, mcp_json
 from fs_tools.boundary import internal
 from fs_tools.result import ToolResult
 from fs_tools.tools import CORE_TOOLS
@@ -93,29 +93,12 @@ class AuditLog:
 
 
 def tool_list(workspace: Workspace) -> list[types.Tool]:
-    return [
-        types.Tool(
-            name=tool.name,
-            description=tool.description,
-            input_schema=tool.schema()["input_schema"],
-            annotations=types.ToolAnnotations(
-                read_only_hint=tool.read_only,
-                destructive_hint=not tool.read_only,
-                idempotent_hint=tool.read_only,
-                open_world_hint=False,
-            ),
-        )
-        for tool in workspace.tools.values()
-    ]
+    return [types.Tool.model_validate(definition) for definition in mcp_json.tool_definitions(workspace)]
 
 
 def to_call_result(result: ToolResult) -> types.CallToolResult:
-    text = [types.TextContent(text=result.text)]
-    if result.error is not None:
-        error = {"name": result.error.name, "code": result.error.code, "message": result.error.message}
-        return types.CallToolResult(content=text, structured_content={"error": error}, is_error=True)
-    value = result.value if isinstance(result.value, dict) else {"value": result.value}
-    return types.CallToolResult(content=text, structured_content=value, is_error=False)
+    """The SDK's form of ``mcp_json.call_result``, which ``fs-tools call --json`` prints."""
+    return types.CallToolResult.model_validate(mcp_json.call_result(result))
 
 
 def stdio_inline_tools(workspace: Workspace) -> frozenset[str]:
@@ -125,7 +108,8 @@ def stdio_inline_tools(workspace: Workspace) -> frozenset[str]:
     may wait for a directory lock another process holds, and the discovery tools walk trees for up to
     their time budget: both run in a worker thread, so the server keeps answering meanwhile and a
     cancellation reaches them."""
-    return frozenset(tool.name for tool in CORE_TOOLS if tool.read_only and tool.name in workspace.tools)
+    inline = {core.run for core in CORE_TOOLS if core.read_only}  # by body: a published name may be prefixed
+    return frozenset(name for name, tool in workspace.tools.items() if tool.run in inline)
 
 
 def build_server(

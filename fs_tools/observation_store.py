@@ -1,19 +1,25 @@
 """A persistent observation store in SQLite, so a resumed session (or a later CLI call) keeps what it
-read. It implements ``policy.ObservationStore``; it lives here because policy does no file I/O."""
+read. It implements ``policy.ObservationStore``; it lives here because policy does no file I/O.
+
+``sqlite3`` is imported when a store is opened, not with this module (``Workspace`` imports it)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
-import sqlite3
 import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fs_tools.errors import StoreUnavailable
+from fs_tools.provider.files import VersionCache
 from policy import ABSENT, Observation, Present
+
+if TYPE_CHECKING:
+    import sqlite3
 
 log = logging.getLogger("fs_tools.observation_store")
 
@@ -26,6 +32,17 @@ CREATE TABLE IF NOT EXISTS observations (
 ) WITHOUT ROWID
 """
 _COLUMNS = ["session", "key", "version"]
+_CONTENTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS contents (
+    version TEXT PRIMARY KEY,
+    data    BLOB NOT NULL,
+    size    INTEGER NOT NULL,
+    stored  INTEGER NOT NULL  -- the latest put's turn: the lowest go first when over budget
+);
+CREATE INDEX IF NOT EXISTS contents_by_turn ON contents (stored)
+"""
+_CONTENT_COLUMNS = ["version", "data", "size", "stored"]
+DEFAULT_CONTENT_BYTES = 16 << 20
 
 
 class SqliteStore:
@@ -36,12 +53,23 @@ class SqliteStore:
     table) and raises a one-line ``ValueError`` naming it otherwise, so a bad file fails the host's
     setup, not a session. A SQLite failure later (a full disk, a lock held past ``busy_timeout``
     seconds) is a ``STORE_UNAVAILABLE`` error of the call that met it, never an internal error.
+
+    ``contents`` keeps recently read file contents (at most ``max_content_bytes``, oldest dropped first),
+    so a stale error in a later process can still say which lines changed. A new store file is created
+    readable by its owner only; contents are kept only in a file nobody else can read.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 30.0,
+        max_content_bytes: int = DEFAULT_CONTENT_BYTES,
+    ) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._db = _open(self.path, busy_timeout)
+        self._db, private = _open(self.path, busy_timeout)
+        self.contents = SqliteContents(self._db, self._lock, self.path, max_content_bytes if private else 0)
 
     def get(self, session: str, key: str) -> Observation | None:
         with self._statement() as db:
@@ -83,6 +111,8 @@ class SqliteStore:
 
         The message is for the model: it names the condition, never the store's path (outside the
         roots, and not the model's to know); the host's log gets the path."""
+        import sqlite3
+
         with self._lock:
             try:
                 yield self._db
@@ -94,8 +124,64 @@ class SqliteStore:
                 ) from exc
 
 
-def _open(path: Path, busy_timeout: float) -> sqlite3.Connection:
-    """A connection to ``path``, checked: one-line ValueErrors that name the file otherwise."""
+class SqliteContents(VersionCache):
+    """The provider's cache of recently seen contents, written through to the store's ``contents`` table
+    (at most ``max_stored`` bytes, the least recently put dropped first; 0 keeps them in memory only),
+    so a later process finds what an earlier one read.
+
+    A hint, like the in-memory cache: a SQLite failure here is logged and the content forgotten, never
+    an error of the call."""
+
+    def __init__(self, db: sqlite3.Connection, lock: threading.Lock, path: Path, max_stored: int) -> None:
+        super().__init__()
+        self.max_stored = max_stored
+        self._db = db
+        self._db_lock = lock  # the store's: one statement at a time on its connection
+        self._path = path
+
+    def put(self, version: str, data: bytes) -> None:
+        known = super().get(version) is not None  # put by this process already, so stored already
+        super().put(version, data)
+        if known or len(data) > min(self.max_item, self.max_stored):
+            return
+        with self._quietly() as db:
+            db.execute(
+                "INSERT INTO contents (version, data, size, stored) "
+                "VALUES (?, ?, ?, (SELECT coalesce(max(stored), 0) + 1 FROM contents)) "
+                "ON CONFLICT (version) DO UPDATE SET stored = excluded.stored",
+                (version, data, len(data)),
+            )
+            db.execute(  # newest first: every row past the budget goes
+                "DELETE FROM contents WHERE version IN (SELECT version FROM "
+                "(SELECT version, sum(size) OVER (ORDER BY stored DESC) AS kept FROM contents) WHERE kept > ?)",
+                (self.max_stored,),
+            )
+
+    def get(self, version: str) -> bytes | None:
+        data = super().get(version)
+        if data is not None or self.max_stored == 0:
+            return data
+        with self._quietly() as db:
+            row = db.execute("SELECT data FROM contents WHERE version = ?", (version,)).fetchone()
+            return None if row is None else bytes(row[0])
+        return None  # the store failed: logged
+
+    @contextlib.contextmanager
+    def _quietly(self) -> Iterator[sqlite3.Connection]:
+        import sqlite3
+
+        with self._db_lock:
+            try:
+                yield self._db
+            except sqlite3.Error as exc:
+                log.warning("observation store %s: recently read contents not kept or found (%s)", self._path, exc)
+
+
+def _open(path: Path, busy_timeout: float) -> tuple[sqlite3.Connection, bool]:
+    """A connection to ``path``, checked, and whether nobody but its owner can read the file; one-line
+    ValueErrors that name the file otherwise."""
+    import sqlite3
+
     shown = str(path)
     try:
         mode = path.stat().st_mode
@@ -107,7 +193,10 @@ def _open(path: Path, busy_timeout: float) -> sqlite3.Connection:
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise ValueError(f"observation store {shown!r} is {kind}; give the path of a SQLite file")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if mode is None:  # created private: it will hold contents of the files sessions read
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        private = os.stat(path).st_mode & 0o077 == 0
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=busy_timeout)
     except (OSError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else str(exc)
@@ -120,7 +209,7 @@ def _open(path: Path, busy_timeout: float) -> sqlite3.Connection:
     except ValueError:
         db.close()
         raise
-    return db
+    return db, private
 
 
 def _prepare(db: sqlite3.Connection, shown: str) -> None:
@@ -140,6 +229,13 @@ def _prepare(db: sqlite3.Connection, shown: str) -> None:
         raise ValueError(
             f"observation store {shown!r} has an observations table with columns {columns}, "
             f"not fs-tools' {_COLUMNS}; give fs-tools a file of its own"
+        )
+    db.executescript(_CONTENTS_SCHEMA)  # a store made before the table existed gains it
+    columns = [row[1] for row in db.execute("PRAGMA table_info(contents)")]
+    if columns != _CONTENT_COLUMNS:
+        raise ValueError(
+            f"observation store {shown!r} has a contents table with columns {columns}, "
+            f"not fs-tools' {_CONTENT_COLUMNS}; give fs-tools a file of its own"
         )
     # every page, cheaply (no index cross-checks): a torn or overwritten file fails here, not mid-session
     problem = " ".join(str(db.execute("PRAGMA quick_check(1)").fetchone()[0]).split())  # may span lines

@@ -5,12 +5,18 @@ Fixtures (prefixed ``fst_`` so they never clash with pyfakefs's ``fs``):
 
 - ``fst_root`` — a real temporary directory to use as a workspace root;
 - ``fst_workspace`` — a ``Workspace`` on it, closed after the test;
+- ``fst_workspace_options`` — the ``Workspace`` keyword options of ``fst_workspace`` (``{}``; override it
+  in a conftest, or set them for one test with ``@pytest.mark.fs_tools(read_only=True, ...)``);
+- ``fst_make_workspace`` — a factory: ``fst_make_workspace("app", "lib", protected=[...])`` makes a
+  workspace on fresh temporary roots, closed after the test;
 - ``fst_session`` — a session of that workspace;
-- ``fst_writer`` — a ``ConcurrentWriter``: changes a file "from outside" at a chosen moment;
+- ``fst_writer`` — a ``ConcurrentWriter``: changes a file "from outside" at a chosen moment, and fails
+  the test at teardown if an arranged change never happened;
 - ``fst_fake_root``, ``fst_fake_workspace``, ``fst_fake_session``, ``fst_fake_writer`` — the same on an
   in-memory filesystem (pyfakefs's ``fs``; the root is ``/workspace``), for fast gate tests.
 
-Helpers: ``assert_ok(result)``, ``assert_error(result, "FS_STALE_VERSION")``.
+Helpers: ``assert_ok(result)``, ``assert_error(result, "FS_STALE_VERSION")``; ``ConcurrentWriter`` is a
+context manager too (``with ConcurrentWriter(workspace) as writer:``).
 
 This module imports nothing heavy at import time: pytest loads it in every run of every project that has
 fs-tools installed.
@@ -18,9 +24,11 @@ fs-tools installed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
@@ -30,6 +38,10 @@ if TYPE_CHECKING:
     from fs_tools.workspace import Session, Workspace
 
 Change = bytes | str | Callable[[Path], None]
+
+MARKER = "fs_tools"
+_HOOKS = ("scan", "commit", "_check_expected")
+_CALL_OUTCOME = pytest.StashKey[str]()  # "passed", "failed" or "skipped": the test body's own outcome
 
 
 def assert_ok(result: ToolResult) -> ToolResult:
@@ -45,6 +57,35 @@ def assert_error(result: ToolResult, code: str) -> ToolResult:
     return result
 
 
+@dataclass(frozen=True)
+class Arrangement:
+    """One change a ``ConcurrentWriter`` will make, and the moment it waits for."""
+
+    moment: str  # "after_read", "before_commit" or "on_operation"
+    path: str  # as the test wrote it: what ``fired`` and the failure messages show
+    key: str  # the canonical absolute path the provider works on
+    change: Change
+    operation: int = 0  # the provider operation ``on_operation`` waits for
+
+    def label(self) -> str:
+        """How ``fired`` names the moment: ``after read``, ``before commit``, ``on operation 2``."""
+        return f"on operation {self.operation}" if self.moment == "on_operation" else self.moment.replace("_", " ")
+
+    def never_happened(self, operations: int) -> str:
+        """Why the arrangement did not fire, for the test's failure message."""
+        if self.moment == "after_read":
+            return f"after_read of {self.path!r} never happened: nothing read {self.path!r} after it was arranged"
+        if self.moment == "before_commit":
+            return (
+                f"before_commit of {self.path!r} never happened: no write or edit of {self.path!r} reached "
+                "its commit after it was arranged"
+            )
+        return (
+            f"on_operation({self.operation}, {self.path!r}) never happened: the workspace ran {operations} "
+            "read(s) and commit(s)"
+        )
+
+
 class ConcurrentWriter:
     """Changes files of a workspace "from outside" at a chosen moment of the workspace's own work.
 
@@ -55,51 +96,87 @@ class ConcurrentWriter:
 
     ``change`` is the new content (bytes or str), or a function given the file's absolute path (to
     delete it, append to it, replace it with an editor-style atomic save, …). Each arrangement fires
-    once; ``fired`` lists what fired, in order.
+    once (two for the same moment and file fire on successive occurrences); ``fired`` lists what fired,
+    in order, by the path as the test wrote it (``"after read: a.txt"``).
+
+    The hooks are installed on construction. ``close()`` removes them; as a context manager the writer
+    closes on exit and then fails the test (``pytest.fail``) if an arrangement never fired — unless the
+    body raised: that exception propagates unchanged, with a note naming what never fired.
     """
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self.fired: list[str] = []
-        self._after_read: dict[str, Change] = {}
-        self._before_commit: dict[str, Change] = {}
-        self._on_operation: dict[int, tuple[str, Change]] = {}
+        self._pending: list[Arrangement] = []
         self._operations = 0
+        self._closed = False
         provider = workspace.provider
-        self._originals: dict[str, Callable[..., Any]] = {
-            "scan": provider.scan,
-            "commit": provider.commit,
-            "_check_expected": provider._check_expected,
-        }
-        # instance attributes shadow the methods for this workspace only; close() removes them
+        self._originals: dict[str, Callable[..., Any]] = {name: getattr(provider, name) for name in _HOOKS}
+        # what close() puts back: another writer's hooks when writers nest, else nothing (the class's methods)
+        self._shadowed: dict[str, Any] = {name: vars(provider)[name] for name in _HOOKS if name in vars(provider)}
+        # instance attributes shadow the methods for this workspace only
         provider.scan = self._scan  # type: ignore[method-assign]
         provider.commit = self._commit  # type: ignore[method-assign]
         provider._check_expected = self._check_expected  # type: ignore[method-assign,assignment]
 
+    def __enter__(self) -> ConcurrentWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        __tracebackhide__ = True
+        self.close()
+        if exc is None:
+            self.assert_all_fired()
+        else:
+            for reason in self.unfired():
+                exc.add_note(f"ConcurrentWriter: {reason}")
+
     # -- arranging -----------------------------------------------------------------------------------
 
     def after_read(self, path: str, change: Change) -> None:
-        self._after_read[self._key(path)] = change
+        """Change ``path`` right after the next read of it has recorded its version."""
+        self._arrange("after_read", path, change)
 
     def before_commit(self, path: str, change: Change) -> None:
-        self._before_commit[self._key(path)] = change
+        """Change ``path`` between the version check of its next write or edit and the commit."""
+        self._arrange("before_commit", path, change)
 
     def on_operation(self, n: int, path: str, change: Change) -> None:
-        self._on_operation[n] = (path, change)
+        """Change ``path`` when the provider starts its ``n``-th read or commit (1-based)."""
+        self._arrange("on_operation", path, change, operation=n)
+
+    def unfired(self) -> list[str]:
+        """Why each arrangement that has not fired yet did not, in the order they were arranged."""
+        return [arranged.never_happened(self._operations) for arranged in self._pending]
+
+    def assert_all_fired(self) -> None:
+        """Fail the test if an arrangement never fired: it tests nothing, so the test is wrong."""
+        __tracebackhide__ = True
+        reasons = self.unfired()
+        if reasons:
+            fired = ", ".join(self.fired) or "nothing"
+            pytest.fail("\n".join([*reasons, f"(what fired: {fired})"]))
 
     def close(self) -> None:
+        """Remove the hooks (idempotent); arrangements that did not fire stay in ``unfired()``."""
+        if self._closed:
+            return
+        self._closed = True
         provider = self.workspace.provider
-        for name in self._originals:
-            provider.__dict__.pop(name, None)
+        for name in _HOOKS:
+            if name in self._shadowed:
+                setattr(provider, name, self._shadowed[name])
+            else:
+                vars(provider).pop(name, None)
 
     # -- hooks ---------------------------------------------------------------------------------------
 
     def _scan(self, target: Resolved, display: str, *args: Any, **kwargs: Any) -> Any:
         self._count()
         found = self._originals["scan"](target, display, *args, **kwargs)
-        change = self._after_read.pop(target.key, None)
-        if change is not None:
-            self._apply(target.key, change, "after read")
+        self._fire(self._take("after_read", target.key))
         return found
 
     def _commit(self, target: Resolved, data: bytes, **kwargs: Any) -> Any:
@@ -108,68 +185,160 @@ class ConcurrentWriter:
 
     def _check_expected(self, target: Resolved, *args: Any) -> Any:
         checked = self._originals["_check_expected"](target, *args)
-        change = self._before_commit.pop(target.key, None)
-        if change is not None:
-            self._apply(target.key, change, "before commit")
+        self._fire(self._take("before_commit", target.key))
         return checked
 
     def _count(self) -> None:
         self._operations += 1
-        arranged = self._on_operation.pop(self._operations, None)
-        if arranged is not None:
-            path, change = arranged
-            self._apply(self._key(path), change, f"on operation {self._operations}")
+        self._fire(self._take("on_operation", operation=self._operations))
 
     # -- helpers -------------------------------------------------------------------------------------
+
+    def _arrange(self, moment: str, path: str, change: Change, *, operation: int = 0) -> None:
+        if self._closed:
+            raise RuntimeError(f"{moment}({path!r}) on a closed ConcurrentWriter: it could never fire")
+        self._pending.append(Arrangement(moment, path, self._key(path), change, operation))
+
+    def _take(self, moment: str, key: str = "", *, operation: int = 0) -> Arrangement | None:
+        """The first pending arrangement for this moment (of this file, or of this operation), removed."""
+        if self._closed:  # a closed writer whose hooks another writer put back passes everything through
+            return None
+        for arranged in self._pending:
+            if arranged.moment == moment and (arranged.key == key if key else arranged.operation == operation):
+                self._pending.remove(arranged)
+                return arranged
+        return None
 
     def _key(self, path: str) -> str:
         with self.workspace.provider.resolve(path) as target:
             return target.key
 
-    def _apply(self, key: str, change: Change, moment: str) -> None:
-        target = Path(key)
+    def _fire(self, arranged: Arrangement | None) -> None:
+        if arranged is None:
+            return
+        target, change = Path(arranged.key), arranged.change
         if callable(change):
             change(target)
         elif isinstance(change, bytes):
             target.write_bytes(change)
         else:
             target.write_text(change, encoding="utf-8")
-        self.fired.append(f"{moment}: {key}")
+        self.fired.append(f"{arranged.label()}: {arranged.path}")
+
+
+class WorkspaceFactory(Protocol):
+    """The type of ``fst_make_workspace``."""
+
+    def __call__(self, *roots: str, **options: Any) -> Workspace: ...
+
+
+# -- plugin hooks ---------------------------------------------------------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(**options): Workspace keyword options for fst_workspace and fst_fake_workspace "
+        "(read_only=True, protected=[...], max_file_bytes=..., ...); they update fst_workspace_options",
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """Remember the test body's outcome, so a writer's teardown does not pile an error on a failure."""
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_OUTCOME] = report.outcome
+    return report
+
+
+# -- workspaces -----------------------------------------------------------------------------------------
+
+
+def _options_for(request: pytest.FixtureRequest, defaults: dict[str, Any]) -> dict[str, Any]:
+    """``defaults`` updated by the ``fs_tools`` markers, the closest one (the test's own) last."""
+    options = dict(defaults)
+    for marker in reversed(list(request.node.iter_markers(MARKER))):
+        if marker.args:
+            raise TypeError(f"@pytest.mark.{MARKER} takes Workspace keyword options only, got {marker.args!r}")
+        options.update(marker.kwargs)
+    return options
+
+
+def _workspace_on(root: Path, options: dict[str, Any]) -> Iterator[Workspace]:
+    from fs_tools.workspace import Workspace
+
+    with Workspace(root, **options) as workspace:
+        yield workspace
+
+
+def _writer_on(workspace: Workspace, request: pytest.FixtureRequest) -> Iterator[ConcurrentWriter]:
+    __tracebackhide__ = True
+    writer = ConcurrentWriter(workspace)
+    yield writer
+    writer.close()
+    if request.node.stash.get(_CALL_OUTCOME, None) == "passed":
+        writer.assert_all_fired()
 
 
 @pytest.fixture
 def fst_root(tmp_path: Path) -> Path:
+    """A real, empty temporary directory (``tmp_path / "workspace"``): the root of ``fst_workspace``."""
     root = tmp_path / "workspace"
     root.mkdir()
     return root
 
 
-def _workspace_on(root: Path) -> Iterator[Workspace]:
-    from fs_tools.workspace import Workspace
-
-    with Workspace(root) as workspace:
-        yield workspace
-
-
-def _writer_on(workspace: Workspace) -> Iterator[ConcurrentWriter]:
-    writer = ConcurrentWriter(workspace)
-    yield writer
-    writer.close()
+@pytest.fixture
+def fst_workspace_options() -> dict[str, Any]:
+    """The ``Workspace`` keyword options of ``fst_workspace`` and ``fst_fake_workspace``: none. Override
+    this fixture (in a conftest, module or class) to change them for many tests; a test's
+    ``@pytest.mark.fs_tools(**options)`` updates them for that test."""
+    return {}
 
 
 @pytest.fixture
-def fst_workspace(fst_root: Path) -> Iterator[Workspace]:
-    yield from _workspace_on(fst_root)
+def fst_workspace(
+    request: pytest.FixtureRequest, fst_root: Path, fst_workspace_options: dict[str, Any]
+) -> Iterator[Workspace]:
+    """A ``Workspace`` on ``fst_root``, with ``fst_workspace_options`` and the test's ``fs_tools`` marker;
+    closed after the test."""
+    yield from _workspace_on(fst_root, _options_for(request, fst_workspace_options))
+
+
+@pytest.fixture
+def fst_make_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkspaceFactory]:
+    """A factory: ``fst_make_workspace(*root_names, **options)`` makes a ``Workspace`` on fresh, empty
+    temporary roots (one named ``workspace`` by default; ``ws.roots`` lists them), with ``Workspace``'s
+    keyword options; every workspace it made is closed after the test."""
+    made: list[Workspace] = []
+
+    def make(*roots: str, **options: Any) -> Workspace:
+        from fs_tools.workspace import Workspace
+
+        parent = tmp_path_factory.mktemp("fst-workspace")
+        paths = [parent / name for name in roots or ("workspace",)]
+        for path in paths:
+            path.mkdir(parents=True)
+        made.append(Workspace(paths, **options))
+        return made[-1]
+
+    yield make
+    for workspace in reversed(made):
+        workspace.close()
 
 
 @pytest.fixture
 def fst_session(fst_workspace: Workspace) -> Session:
+    """The session ``"fst-session"`` of ``fst_workspace``."""
     return fst_workspace.session("fst-session")
 
 
 @pytest.fixture
-def fst_writer(fst_workspace: Workspace) -> Iterator[ConcurrentWriter]:
-    yield from _writer_on(fst_workspace)
+def fst_writer(request: pytest.FixtureRequest, fst_workspace: Workspace) -> Iterator[ConcurrentWriter]:
+    """A ``ConcurrentWriter`` on ``fst_workspace``; at teardown it fails a passing test whose arranged
+    change never happened."""
+    yield from _writer_on(fst_workspace, request)
 
 
 # -- the pyfakefs-backed variants ----------------------------------------------------------------------
@@ -184,7 +353,7 @@ def fst_fake_root(request: pytest.FixtureRequest) -> Iterator[Path]:
     try:
         import pyfakefs  # noqa: F401
     except ImportError:  # pragma: no cover - the test extra installs it
-        pytest.fail("fst_fake_* fixtures need pyfakefs: pip install pyfakefs (or fs-tools[test])")
+        pytest.fail("fst_fake_* fixtures need pyfakefs: pip install pyfakefs (or agent-fs-tools[test])")
     fake = request.getfixturevalue("fs")
     fake.pause()  # import on the real filesystem: an editable install's importer reads the real disk
     try:
@@ -198,15 +367,21 @@ def fst_fake_root(request: pytest.FixtureRequest) -> Iterator[Path]:
 
 
 @pytest.fixture
-def fst_fake_workspace(fst_fake_root: Path) -> Iterator[Workspace]:
-    yield from _workspace_on(fst_fake_root)
+def fst_fake_workspace(
+    request: pytest.FixtureRequest, fst_fake_root: Path, fst_workspace_options: dict[str, Any]
+) -> Iterator[Workspace]:
+    """A ``Workspace`` on ``fst_fake_root`` (in memory), with the same options as ``fst_workspace``;
+    closed after the test."""
+    yield from _workspace_on(fst_fake_root, _options_for(request, fst_workspace_options))
 
 
 @pytest.fixture
 def fst_fake_session(fst_fake_workspace: Workspace) -> Session:
+    """The session ``"fst-session"`` of ``fst_fake_workspace``."""
     return fst_fake_workspace.session("fst-session")
 
 
 @pytest.fixture
-def fst_fake_writer(fst_fake_workspace: Workspace) -> Iterator[ConcurrentWriter]:
-    yield from _writer_on(fst_fake_workspace)
+def fst_fake_writer(request: pytest.FixtureRequest, fst_fake_workspace: Workspace) -> Iterator[ConcurrentWriter]:
+    """A ``ConcurrentWriter`` on ``fst_fake_workspace``, checked at teardown like ``fst_writer``."""
+    yield from _writer_on(fst_fake_workspace, request)

@@ -3,17 +3,18 @@ validation, the tool body and the error boundary."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import dataclasses
 import difflib
 import functools
 import logging
 import os
+import re
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -30,8 +31,10 @@ from fs_tools.provider import CancelToken, FileProvider
 from fs_tools.provider.files import DEFAULT_LOCK_SECONDS
 from fs_tools.result import ToolResult
 from fs_tools.tools import ALL_TOOLS, Tool, ToolContext
-from fs_tools.watcher import Change, Watcher, changes_among
 from policy import MemoryStore, ObservationStore, ProtectedPaths
+
+if TYPE_CHECKING:
+    from fs_tools.watcher import Change, Watcher
 
 DEFAULT_MAX_FILE_BYTES = 16 << 20
 CLOSE_WAIT_SECONDS = 30.0
@@ -100,7 +103,11 @@ class Workspace:
     watchdog observer for all roots, so ``session.changed()`` re-hashes only what it reported;
     ``lock_timeout`` bounds how long a call waits for a lock another writer holds (then ``FS_BUSY``);
     ``max_read_bytes`` is the largest file ``read`` scans (it pages, but hashes the whole file; by default
-    1 GiB, or ``max_file_bytes`` if that is larger).
+    1 GiB, or ``max_file_bytes`` if that is larger); ``tools`` names the tools to offer (all by default);
+    ``prefix`` is put before every tool name the model sees and calls (``"fs_"`` publishes ``fs_read``).
+
+    A read-only workspace lists no mutating tool; a call to one is still answered by its read-only gate
+    (``FS_SANDBOX_DENIED``), while a tool left out of ``tools`` is ``UNKNOWN_TOOL``.
     """
 
     def __init__(
@@ -115,6 +122,8 @@ class Workspace:
         watch: bool = False,
         lock_timeout: float = DEFAULT_LOCK_SECONDS,
         max_read_bytes: int | None = None,
+        tools: Iterable[str] | None = None,
+        prefix: str = "",
     ) -> None:
         root_list = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
         self._in_flight = _InFlight()
@@ -123,7 +132,12 @@ class Workspace:
         self.read_only = read_only
         self.search_seconds = search_seconds
         self.protected = ProtectedPaths(protected)
-        self.tools: dict[str, Tool[Any]] = {tool.name: tool for tool in ALL_TOOLS}
+        self.prefix = _checked_prefix(prefix)
+        chosen = [dataclasses.replace(tool, name=prefix + tool.name) for tool in _selected_tools(tools)]
+        # What is listed, and what is withheld only because the workspace is read-only: a call to a
+        # withheld tool still reaches its read-only gate, so the model learns why, not that it is unknown.
+        self.tools: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.read_only or not read_only}
+        self._withheld: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.name not in self.tools}
         # Checked in order of cost, and whatever was opened is closed again if a later option is bad:
         # a host that retries with a fixed option leaks no descriptor or connection.
         opened: SqliteStore | None = None
@@ -145,7 +159,11 @@ class Workspace:
                 opened.close()
             raise
         try:
-            self.watcher: Watcher | None = Watcher(self.provider, self.store) if watch else None
+            self.watcher: Watcher | None = None
+            if watch:  # watchdog is imported only by a workspace that watches
+                from fs_tools.watcher import Watcher
+
+                self.watcher = Watcher(self.provider, self.store)
         except BaseException:
             self.provider.close()
             if opened is not None:
@@ -257,18 +275,55 @@ class Workspace:
                 ) from exc
             return ToolResult.success(output.text, value)
         except HarnessError as exc:
-            return ToolResult.failure(remediate(exc, self.tools))
+            # a remedy names a tool on offer as the model calls it ("use fs_list")
+            offered = {name.removeprefix(self.prefix): name for name in self.tools}
+            return ToolResult.failure(remediate(exc, offered))
         except Exception as exc:
             return ToolResult.failure(internal(exc, tool_name))
 
     def _tool(self, name: object) -> Tool[Any]:
-        if isinstance(name, str) and name in self.tools:
-            return self.tools[name]
+        if isinstance(name, str):
+            found = self.tools.get(name) or self._withheld.get(name)
+            if found is not None:
+                return found
         names = list(self.tools)
         guess = difflib.get_close_matches(name, names, n=1, cutoff=0.5) if isinstance(name, str) else []
         hint = f'; did you mean "{guess[0]}"?' if guess else "."
         shown = name if isinstance(name, str) else repr(name)
         raise UnknownTool(f"unknown tool {shown!r}{hint} Available tools: {', '.join(names)}")
+
+
+_TOOL_NAME_CHARACTERS = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+MAX_TOOL_NAME = 64  # OpenAI's and Gemini's limit on a function name
+
+
+def _selected_tools(names: Iterable[str] | None) -> list[Tool[Any]]:
+    """The tools ``Workspace(tools=...)`` names, in the library's order; a host error for a bad name."""
+    if names is None:
+        return list(ALL_TOOLS)
+    if isinstance(names, str):
+        raise ValueError(f"Workspace(tools=...) takes a list of tool names, not the string {names!r}")
+    wanted = list(names)
+    known = [tool.name for tool in ALL_TOOLS]
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise ValueError(f"Workspace(tools=...): unknown tool {unknown[0]!r}; valid names: {', '.join(known)}")
+    return [tool for tool in ALL_TOOLS if tool.name in wanted]
+
+
+def _checked_prefix(prefix: str) -> str:
+    """A prefix every model API accepts in a function name: a letter or ``_`` first, then letters, digits,
+    ``_`` or ``-``, leaving the longest prefixed name within 64 characters."""
+    if not isinstance(prefix, str):
+        raise ValueError(f"Workspace(prefix=...) must be a string, not {prefix!r}")
+    if prefix and not _TOOL_NAME_CHARACTERS.fullmatch(prefix):
+        raise ValueError(
+            f"Workspace(prefix={prefix!r}): use letters, digits, '_' and '-', starting with a letter or '_'"
+        )
+    longest = max(len(tool.name) for tool in ALL_TOOLS)
+    if len(prefix) + longest > MAX_TOOL_NAME:
+        raise ValueError(f"Workspace(prefix={prefix!r}) is too long: tool names must stay within {MAX_TOOL_NAME}")
+    return prefix
 
 
 class Session:
@@ -291,6 +346,8 @@ class Session:
         commit), the worker is awaited so nothing runs on behind the caller's back, and the
         cancellation propagates.
         """
+        import asyncio  # imported by async callers only: ~28 ms of every import of the library
+
         cancel = threading.Event()
         worker = asyncio.ensure_future(asyncio.to_thread(self.call, name, arguments, cancel=cancel))
         try:
@@ -312,6 +369,8 @@ class Session:
             store = self.workspace.store
             # the observation as recorded under each file's lock: the session's own commit finishing
             # meanwhile is not a change
+            from fs_tools.watcher import changes_among
+
             return changes_among(
                 self.workspace.provider, store.observed(self.key), None, functools.partial(store.get, self.key)
             )
@@ -328,6 +387,8 @@ class Session:
         """Changes to this session's observed files as an async iterator (the watcher's thread hands
         each one to this event loop); needs ``Workspace(..., watch=True)``. Stops when the caller stops
         iterating."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Change] = asyncio.Queue()
 

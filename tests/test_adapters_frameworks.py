@@ -149,6 +149,21 @@ class TestPydanticAI:
     def test_the_docs_example_runs(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         _run_docs_example("pydantic-ai.md", tmp_path, monkeypatch)
 
+    def test_strict_tools_carry_the_strict_form_and_nulls_mean_the_defaults(self, root: Path) -> None:
+        from fs_tools.adapters.openai import strict_schema
+        from fs_tools.adapters.pydantic_ai import tools
+
+        (root / "a.txt").write_text("one\n")
+        with Workspace(root, tools=["read"], prefix="fs_") as workspace:
+            session = workspace.session("s")
+            (tool,) = tools(session, strict=True)
+            assert (tool.name, tool.strict) == ("fs_read", True)
+            assert tool.tool_def.parameters_json_schema == strict_schema(workspace.tool_schemas()[0]["input_schema"])
+            strict_call = {"file_path": "a.txt", "offset": None, "limit": None}  # what strict mode makes it send
+            returned, definitions = _replay(session, [("fs_read", strict_call)])
+            assert [(name, outcome) for name, outcome, _ in returned] == [("fs_read", "success")]
+            assert [d.name for d in definitions] == ["fs_read"]
+
 
 # --- LangChain -----------------------------------------------------------------------------------------
 
@@ -237,3 +252,20 @@ class TestLangChain:
 
     def test_the_docs_example_runs(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         _run_docs_example("langchain.md", tmp_path, monkeypatch)
+
+    def test_strict_tools_give_bind_tools_the_strict_form(self, root: Path) -> None:
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        from fs_tools.adapters.langchain import tools
+        from fs_tools.adapters.openai import strict_schema
+
+        (root / "a.txt").write_text("one\n")
+        with Workspace(root, prefix="fs_") as workspace:
+            session = workspace.session("s")
+            by_name = {tool.name: tool for tool in tools(session, strict=True)}
+            for schema in workspace.tool_schemas():
+                function = convert_to_openai_tool(by_name[schema["name"]], strict=True)["function"]
+                assert function["parameters"] == strict_schema(schema["input_schema"])
+            nulls = {"file_path": "a.txt", "offset": None, "limit": None}
+            message = by_name["fs_read"].invoke(_tool_call("fs_read", nulls))
+            assert (message.status, message.name, message.content) == ("success", "fs_read", "     1\tone")

@@ -656,6 +656,96 @@ def test_tool_schemas_list_every_tool_with_its_contract_arguments(workspace: Wor
         json.dumps(entry)
 
 
+def test_published_schemas_are_portable(workspace: Workspace) -> None:
+    """SPEC §11: no type arrays and no null branches; an optional argument is simply not required."""
+    text = json.dumps(workspace.tool_schemas())
+    assert '"null"' not in text and '"type": [' not in text
+    offset = next(s for s in workspace.tool_schemas() if s["name"] == "read")["input_schema"]["properties"]["offset"]
+    assert (offset["type"], offset["default"], offset["minimum"]) == ("integer", 1, 1)
+
+
+# --- selecting, renaming and withholding tools --------------------------------------------------------------
+
+
+MUTATING = ("write", "edit", "multi_edit")
+
+
+def test_a_read_only_workspace_lists_no_mutating_tool(root: Path) -> None:
+    with Workspace(root, read_only=True) as ws:
+        assert [s["name"] for s in ws.tool_schemas()] == ["read", "list", "glob", "grep"]
+        from fs_tools.mcp_server import tool_list
+
+        assert [t.name for t in tool_list(ws)] == ["read", "list", "glob", "grep"]
+
+
+@pytest.mark.parametrize("tool", MUTATING)
+def test_a_withheld_mutating_tool_still_answers_with_the_read_only_gate(root: Path, tool: str) -> None:
+    (root / "a.txt").write_text("one\n")
+    arguments = {
+        "write": {"file_path": "a.txt", "content": "x"},
+        "edit": {"file_path": "a.txt", "old_string": "one", "new_string": "1"},
+        "multi_edit": {"file_path": "a.txt", "edits": [{"old_string": "one", "new_string": "1"}]},
+    }[tool]
+    with Workspace(root, read_only=True) as ws:
+        session = ws.session("s")
+        assert not session.call("read", {"file_path": "a.txt"}).is_error
+        result = session.call(tool, arguments)
+        assert result.error is not None and result.error.code == "FS_SANDBOX_DENIED", result.text
+        assert result.text == "the workspace is read-only; 'a.txt' cannot be changed"
+    assert (root / "a.txt").read_text() == "one\n"
+
+
+def test_tools_selects_what_is_listed_and_dispatched(root: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    with Workspace(root, tools=["edit", "read"]) as ws:
+        assert [s["name"] for s in ws.tool_schemas()] == ["read", "edit"]  # the library's order
+        session = ws.session("s")
+        assert not session.call("read", {"file_path": "a.txt"}).is_error
+        left_out = session.call("write", {"file_path": "b.txt", "content": "x"})
+        assert left_out.error is not None and left_out.error.code == "UNKNOWN_TOOL"
+        assert left_out.text == "unknown tool 'write'. Available tools: read, edit"
+    assert not (root / "b.txt").exists()
+    with Workspace(root, tools=["write"], read_only=True) as ws:  # selected, but withheld: still the gate
+        assert ws.tool_schemas() == []
+        result = ws.session("s").call("write", {"file_path": "b.txt", "content": "x"})
+        assert result.error is not None and result.error.code == "FS_SANDBOX_DENIED"
+
+
+@pytest.mark.parametrize(
+    ("tools", "message"),
+    [
+        (
+            ["read", "reed"],
+            "Workspace(tools=...): unknown tool 'reed'; valid names: read, write, edit, multi_edit, list, glob, grep",
+        ),
+        ("read", "Workspace(tools=...) takes a list of tool names, not the string 'read'"),
+    ],
+)
+def test_a_bad_tools_option_is_a_one_line_host_error(root: Path, tools: Any, message: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        Workspace(root, tools=tools)
+    assert str(raised.value) == message
+
+
+def test_a_prefix_renames_every_tool_the_model_sees(root: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    with Workspace(root, prefix="fs_", tools=["read", "list"]) as ws:
+        assert [s["name"] for s in ws.tool_schemas()] == ["fs_read", "fs_list"]
+        session = ws.session("s")
+        assert session.call("fs_read", {"file_path": "a.txt"}).text == "     1\tone"
+        unknown = session.call("read", {"file_path": "a.txt"})
+        assert unknown.text == "unknown tool 'read'; did you mean \"fs_read\"? Available tools: fs_read, fs_list"
+        directory = session.call("fs_read", {"file_path": "."})
+        assert directory.error is not None and directory.error.code == "FS_NOT_REGULAR_FILE"
+        assert directory.text.endswith("— use fs_list to see its entries")  # a remedy names the tool as shown
+
+
+@pytest.mark.parametrize("prefix", ["fs read", "1fs_", "fs.", "x" * 60])
+def test_a_bad_prefix_is_a_one_line_host_error(root: Path, prefix: str) -> None:
+    with pytest.raises(ValueError, match=r"^Workspace\(prefix="):
+        Workspace(root, prefix=prefix)
+
+
 def test_multi_edit_schema_describes_the_edit_items(workspace: Workspace) -> None:
     schema = next(s["input_schema"] for s in workspace.tool_schemas() if s["name"] == "multi_edit")
     edits = schema["properties"]["edits"]

@@ -53,11 +53,11 @@ def _call_line(request_id: int, tool: str, arguments: str) -> str:
 
 
 def _library_text(root: Path, tool: str, arguments: str) -> str:
-    """What the library itself answers for the same JSON arguments."""
+    """What the library itself answers for the same JSON arguments, as a model reads it over MCP."""
     with Workspace(root) as ws:
         result = ws.session("library").call(tool, arguments)
     assert result.error is not None and result.error.code == "INVALID_ARGS", result.text
-    return result.text
+    return f"ERROR INVALID_ARGS: {result.text}"
 
 
 class RawStdio:

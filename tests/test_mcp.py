@@ -28,9 +28,12 @@ APP = "def greet(name):\n    return 'hi ' + name\n"
 
 
 def _code(result: Any) -> str | None:
+    """The error code; and every error's text is ``ERROR <code>: <message>``, as the adapters give it."""
     if not result.is_error:
         return None
-    return str(result.structured_content["error"]["code"])
+    error = result.structured_content["error"]
+    assert result.content[0].text == f"ERROR {error['code']}: {error['message']}"
+    return str(error["code"])
 
 
 async def _check_tool_list(tools: list[Any], root: Path) -> None:
@@ -73,8 +76,8 @@ async def _scenario(call: Call, root: Path) -> None:
     bad = await call("read", {"file_path": 3, "offset": "2", "bogus": True})
     assert _code(bad) == "INVALID_ARGS"
     assert bad.content[0].text == (
-        "invalid arguments: /file_path: expected string, got number; /offset: expected integer, got string; "
-        "/bogus: unknown property; expected one of: file_path, offset, limit"
+        "ERROR INVALID_ARGS: invalid arguments: /file_path: expected string, got number; "
+        "/offset: expected integer, got string; /bogus: unknown property; expected one of: file_path, offset, limit"
     )
     unknown = await call("raed", {"file_path": "app.py"})
     assert _code(unknown) == "UNKNOWN_TOOL" and 'did you mean "read"' in unknown.content[0].text
@@ -108,6 +111,8 @@ def test_stdio_subprocess_serves_the_whole_scenario(root: Path, tmp_path: Path) 
         [sys.executable, "-m", "fs_tools.cli", "replay", str(audit)], capture_output=True, text=True, check=True
     )
     assert "edit app.py: replace" in replay.stdout and "→ FS_STALE_VERSION" in replay.stdout
+    rejected = replay.stdout.splitlines()[6]  # sent with a number for a path: shown as sent, not as a read
+    assert 'read(file_path=3, offset="2", bogus=true)  → INVALID_ARGS' in rejected
 
 
 def test_stdio_read_only_server_refuses_writes(root: Path) -> None:
@@ -116,6 +121,20 @@ def test_stdio_read_only_server_refuses_writes(root: Path) -> None:
             await s.initialize()
             result = await s.call_tool("write", {"file_path": "new.txt", "content": "x"})
             assert _code(result) == "FS_SANDBOX_DENIED" and "read-only" in result.content[0].text
+
+    asyncio.run(run())
+    assert not (root / "new.txt").exists()
+
+
+def test_stdio_server_offers_only_the_tools_asked_for(root: Path) -> None:
+    (root / "app.py").write_text(APP)
+
+    async def run() -> None:
+        async with stdio_client(_stdio_params(root, "--tools", "read,edit")) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            assert [tool.name for tool in (await s.list_tools()).tools] == ["read", "edit"]
+            assert _code(await s.call_tool("read", {"file_path": "app.py"})) is None
+            assert _code(await s.call_tool("write", {"file_path": "new.txt", "content": "x"})) == "UNKNOWN_TOOL"
 
     asyncio.run(run())
     assert not (root / "new.txt").exists()
@@ -255,9 +274,10 @@ def test_replay_never_raises_on_old_or_garbage_entries(tmp_path: Path) -> None:
     result = _cli("replay", str(log))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].endswith("read(path=old-schema.py)  → ok")
-    assert lines[1].endswith("(unreadable entry)") and lines[2].endswith("(unreadable entry)")
-    assert "→ FS_NOT_FOUND" in lines[3]
+    assert lines[0].endswith('read(path="old-schema.py")  → ok')
+    assert lines[1].endswith("not JSON (unreadable entry)")
+    assert lines[2].endswith("a JSON list, not an object (unreadable entry)")
+    assert lines[3].endswith("(no tool name recorded)  → FS_NOT_FOUND")
 
 
 def test_raw_wire_garbage_never_crashes_the_server_or_becomes_an_internal_error(root: Path) -> None:
@@ -412,3 +432,61 @@ def test_an_over_long_line_is_dropped_whole() -> None:
         return [line async for line in _LineReader(reader)]
 
     assert asyncio.run(run()) == ['{"ok": 1}\n', '{"last": 2}']
+
+
+# --- the command line prints what the server sends -----------------------------------------------------------
+
+
+def _wire(model: Any) -> Any:
+    return json.loads(model.model_dump_json(by_alias=True, exclude_none=True))
+
+
+def test_schema_prints_what_tools_list_sends(root: Path) -> None:
+    async def listed() -> list[Any]:
+        with Workspace(root) as ws:
+            async with Client(build_server(ws, stdio_sessions())) as client:
+                return [_wire(tool) for tool in (await client.list_tools()).tools]
+
+    printed = json.loads(_cli("schema", "--root", str(root), "--format", "mcp").stdout)
+    assert printed == asyncio.run(listed())
+
+
+def test_call_json_prints_what_the_server_returns_for_the_same_calls(root: Path, tmp_path: Path) -> None:
+    """read, an outside change, a stale edit, a rejected call: the same JSON from both, the stale error's
+    "line 2 changed" included (the CLI's provider finds the content the earlier call read in the store)."""
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("read", {"file_path": "app.py"}),
+        ("edit", {"file_path": "app.py", "old_string": "greet", "new_string": "welcome"}),
+        ("edit", {"file_path": "app.py", "old_string": "x", "new_string": "x"}),
+        ("raed", {"file_path": "app.py"}),
+    ]
+
+    def outside_change() -> None:
+        (root / "app.py").write_text(APP.replace("'hi '", "'hello '"))
+
+    async def served() -> list[Any]:
+        (root / "app.py").write_text(APP)
+        out = []
+        with Workspace(root) as ws:
+            async with Client(build_server(ws, stdio_sessions())) as client:
+                for n, (tool, arguments) in enumerate(calls):
+                    out.append(_wire(await client.call_tool(tool, arguments)))
+                    if n == 0:
+                        outside_change()
+        return out
+
+    from_server = asyncio.run(served())
+    (root / "app.py").write_text(APP)
+    state = str(tmp_path / "state" / "o.sqlite")
+    from_cli = []
+    base = ("call", "--root", str(root), "--state", state, "--session", "s", "--json")
+    for n, (tool, arguments) in enumerate(calls):
+        done = _cli(*base, tool, json.dumps(arguments))
+        from_cli.append(json.loads(done.stdout))
+        if n == 0:
+            outside_change()
+    assert "line 2 changed" in from_server[1]["content"][0]["text"]
+    for served_result, printed in zip(from_server, from_cli, strict=True):
+        served_result.pop("resultType", None)  # the SDK's default for a complete result
+        served_result.pop("_meta", None)  # the SDK's envelope (serverInfo), not the tool's result
+        assert printed == served_result

@@ -1,9 +1,14 @@
 """Thin adapters from a ``Session`` to the tool-calling formats agent frameworks use.
 
-Each submodule imports its framework only when used: ``openai`` and ``anthropic`` need no SDK at all
-(they build and read plain dicts); ``pydantic_ai`` and ``langchain`` import those frameworks. Every
+Each submodule imports its framework only when used: ``openai``, ``anthropic`` and ``gemini`` need no
+SDK at all (they build and read plain dicts); ``pydantic_ai`` and ``langchain`` import those frameworks. Every
 adapter passes the model's arguments to fs-tools unvalidated by the framework, so the model gets our
 codes and teaching messages, never a framework's generic validation error.
+
+Options mean the same in every adapter: ``strict=True`` gives the provider's strict form of each schema
+(``schemas`` shapes them) and sets its strict flag where it has one. Names, the tool selection and a
+name prefix are the Workspace's (``Workspace(root, tools=[...], prefix="fs_")``), so every adapter, the
+MCP server and the dispatch of a call see the same names.
 """
 
 from __future__ import annotations

@@ -2,23 +2,39 @@
 Plain dicts: the ``anthropic`` package is not needed.
 
     reply = client.messages.create(model=..., tools=tool_definitions(workspace), messages=messages)
+    # tool_definitions(workspace, strict=True): Anthropic strict tool use
     messages.append({"role": "assistant", "content": reply.content})
     messages.append({"role": "user", "content": tool_results(session, reply.content)})
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fs_tools.adapters import field_of, render
+from fs_tools.adapters.schemas import strict_optional
 from fs_tools.result import ToolResult
 from fs_tools.workspace import Session, Workspace
 
 
-def tool_definitions(workspace: Workspace) -> list[dict[str, Any]]:
-    """``[{"name", "description", "input_schema"}]``: fs-tools' schemas are already in this shape."""
-    return [dict(schema) for schema in workspace.tool_schemas()]
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The form of a tool's input schema that Anthropic's strict tool use accepts: optional arguments stay
+    optional; keywords its grammar does not support (``default``, ``minLength``, ``pattern``,
+    ``minimum``, …) are left out and still enforced by fs-tools' validator."""
+    return strict_optional(schema)
+
+
+def tool_definitions(workspace: Workspace, *, strict: bool = False) -> list[dict[str, Any]]:
+    """``[{"name", "description", "input_schema"}]``: fs-tools' schemas are already in this shape.
+    ``strict=True`` adds ``"strict": true`` (Anthropic strict tool use: inputs always match the schema)
+    and gives the schema in the form strict mode accepts."""
+    if not strict:
+        return [dict(schema) for schema in workspace.tool_schemas()]
+    return [
+        {**schema, "input_schema": strict_schema(schema["input_schema"]), "strict": True}
+        for schema in workspace.tool_schemas()
+    ]
 
 
 def call_tool_use(session: Session, block: Any) -> ToolResult:

@@ -1,6 +1,7 @@
 """LangChain: the workspace's tools as ``BaseTool`` objects, for ``bind_tools`` and any tool-calling loop.
 
     model = chat_model.bind_tools(tools(session))
+    strict = chat_model.bind_tools(tools(session, strict=True), strict=True)   # strict mode
     for call in model.invoke(messages).tool_calls:
         messages.append(by_name[call["name"]].invoke(call))       # a ToolMessage
 
@@ -9,6 +10,12 @@ never validates against, and ``_run`` takes only ``**arguments``, so LangChain i
 (a ``StructuredTool`` would overwrite a model's ``config`` or ``run_manager`` key with its own). The
 model's arguments reach ``session.call`` unchanged; a wrong type or an invented key comes back as our
 INVALID_ARGS message naming the argument.
+
+Strict mode: ``bind_tools(..., strict=True)`` only marks every property required and adds
+``additionalProperties: false``; it keeps keywords strict mode refuses (``default``, ``minLength``) and
+leaves optional arguments non-nullable. ``tools(session, strict=True)`` makes ``args_schema`` the strict
+form of ``fs_tools.adapters.openai.strict_schema`` already (optional arguments nullable, ``null`` meaning
+the default), which LangChain's strict conversion leaves unchanged.
 
 Errors: a failure raises ``ToolException`` and ``handle_tool_error`` is on, so invoking the tool with a
 tool call returns a ``ToolMessage`` with ``status="error"`` and content ``ERROR <code>: <message>``. On
@@ -23,6 +30,7 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, ToolException
 
 from fs_tools.adapters import render
+from fs_tools.adapters.schemas import strict_required
 from fs_tools.result import ToolResult
 from fs_tools.workspace import Session
 
@@ -47,13 +55,14 @@ def _answer(result: ToolResult) -> tuple[str, Any]:
     return result.text, result.value
 
 
-def tools(session: Session) -> list[BaseTool]:
-    """One tool per fs-tools tool, bound to ``session``; arguments are not validated by LangChain."""
+def tools(session: Session, *, strict: bool = False) -> list[BaseTool]:
+    """One tool per fs-tools tool, bound to ``session``; arguments are not validated by LangChain.
+    ``strict=True`` gives each tool the strict form of its schema, for ``bind_tools(..., strict=True)``."""
     return [
         WorkspaceTool(
             name=schema["name"],
             description=schema["description"],
-            args_schema=schema["input_schema"],
+            args_schema=strict_required(schema["input_schema"]) if strict else schema["input_schema"],
             session=session,
         )
         for schema in session.workspace.tool_schemas()

@@ -10,71 +10,44 @@ needed.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from fs_tools.adapters import field_of, render
+from fs_tools.adapters.schemas import strict_required
 from fs_tools.result import ToolResult
 from fs_tools.workspace import Session, Workspace
-
-# Keywords strict mode may refuse: dropped from the strict form, still enforced by fs-tools' validator
-# (a violation comes back as INVALID_ARGS naming the argument).
-_STRICT_UNSUPPORTED = (
-    "default",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "format",
-    "minimum",
-    "maximum",
-    "minItems",
-    "maxItems",
-)
 
 
 def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The strict-mode form of a tool's input schema: every object lists all its properties as required
-    and allows no others; optional properties are already nullable (``null`` means the default)."""
-    out = copy.deepcopy(dict(schema))
-    _make_strict(out)
-    return out
-
-
-def _make_strict(node: Any) -> None:
-    if isinstance(node, list):
-        for item in node:
-            _make_strict(item)
-        return
-    if not isinstance(node, dict):
-        return
-    for key in _STRICT_UNSUPPORTED:
-        node.pop(key, None)
-    properties = node.get("properties")
-    if isinstance(properties, dict):
-        node["required"] = list(properties)
-        node["additionalProperties"] = False
-        for value in properties.values():
-            _make_strict(value)
-    for key in ("items", "anyOf", "oneOf", "allOf"):
-        if key in node:
-            _make_strict(node[key])
+    and allows no others; an optional property is nullable (``null`` means its default). Keywords strict
+    mode may refuse (``default``, ``minLength``, ``pattern``, ``minimum``, …) are left out and still
+    enforced by fs-tools' validator."""
+    return strict_required(schema)
 
 
 def tool_definitions(workspace: Workspace, *, strict: bool = False, api: str = "chat") -> list[dict[str, Any]]:
     """The workspace's tools as OpenAI function tools. ``api`` is ``"chat"`` (Chat Completions:
     ``{"type": "function", "function": {...}}``) or ``"responses"`` (Responses: a flat
-    ``{"type": "function", "name", ...}``)."""
+    ``{"type": "function", "name", ...}``). ``strict=True`` gives the strict form with ``strict: true``.
+
+    Responses always carry ``strict`` (that API treats a tool without it as strict and rewrites its
+    schema); Chat Completions, non-strict by default, carry it only when true, as OpenAI-compatible
+    servers expect."""
     if api not in ("chat", "responses"):
         raise ValueError(f'api must be "chat" or "responses", not {api!r}')
-    out = []
-    for schema in workspace.tool_schemas():
-        parameters = strict_schema(schema["input_schema"]) if strict else schema["input_schema"]
-        function = {"name": schema["name"], "description": schema["description"], "parameters": parameters}
-        if strict:
-            function["strict"] = True
-        out.append({"type": "function", "function": function} if api == "chat" else {"type": "function", **function})
-    return out
+    return [_definition(schema, strict=strict, api=api) for schema in workspace.tool_schemas()]
+
+
+def _definition(schema: Mapping[str, Any], *, strict: bool, api: str) -> dict[str, Any]:
+    parameters = strict_schema(schema["input_schema"]) if strict else schema["input_schema"]
+    function: dict[str, Any] = {"name": schema["name"], "description": schema["description"], "parameters": parameters}
+    if api == "responses":
+        return {"type": "function", **function, "strict": strict}
+    if strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
 
 
 def call_tool(session: Session, tool_call: Any) -> ToolResult:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import SchemaValidator, core_schema
 
 from fs_tools.adapters import render
+from fs_tools.adapters.schemas import strict_required
 from fs_tools.workspace import Session
 
 if TYPE_CHECKING:
@@ -64,9 +65,14 @@ def _tool_function(session: Session, name: str) -> Callable[..., Awaitable[str]]
     return call
 
 
-def tools(session: Session) -> list[Tool[Any]]:
+def tools(session: Session, *, strict: bool | None = None) -> list[Tool[Any]]:
     """One ``pydantic_ai.Tool`` per fs-tools tool, bound to ``session``; arguments are not validated by
-    Pydantic AI (see the module docstring)."""
+    Pydantic AI (see the module docstring).
+
+    ``strict`` is the tools' ``Tool.strict``: ``True`` also gives them the strict form of their schema
+    (all properties required, optional ones nullable, as ``fs_tools.adapters.openai.strict_schema``), so
+    the provider's strict mode keeps optional arguments optional; ``None`` leaves the choice to Pydantic
+    AI's per-provider default."""
     from pydantic_ai import Tool
 
     out: list[Tool[Any]] = []
@@ -75,16 +81,17 @@ def tools(session: Session) -> list[Tool[Any]]:
             _tool_function(session, schema["name"]),
             name=schema["name"],
             description=schema["description"],
-            json_schema=schema["input_schema"],
+            json_schema=strict_required(schema["input_schema"]) if strict else schema["input_schema"],
         )
+        tool.strict = strict
         # from_schema accepts any JSON but then calls function(**args); non-objects must reach us instead.
         tool.function_schema.validator = _PASS_THROUGH
         out.append(tool)
     return out
 
 
-def toolset(session: Session) -> FunctionToolset[Any]:
+def toolset(session: Session, *, strict: bool | None = None) -> FunctionToolset[Any]:
     """The same tools as one ``FunctionToolset``, for ``Agent(..., toolsets=[...])``."""
     from pydantic_ai import FunctionToolset
 
-    return FunctionToolset(tools(session))
+    return FunctionToolset(tools(session, strict=strict))

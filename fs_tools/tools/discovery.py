@@ -145,8 +145,9 @@ def _alternative(text: str, match_base: bool, tests: dict[str, SegmentTest]) -> 
     segments: list[str] = []
     for index, raw in enumerate(names):
         name = _without_lone_backslash(raw)
-        if not name and 0 < index < len(names) - 1:
+        if not raw and 0 < index < len(names) - 1:
             continue  # 'a//b' is 'a/b'; a leading '' (an absolute pattern) and a trailing '' ('a/') fit no name
+        # a name that is only an escaped '/' ('a/\/b') stays an empty segment, which no real name fits
         if name == "**" and segments[-1:] == ["**"]:
             continue
         segments.append(name)

@@ -1,0 +1,561 @@
+"""The ``fs-tools`` command as command-line users expect it (SPEC section 11): ``--version``, ``python -m
+fs_tools``, one-line host errors with exit status 2, a quiet exit when the output pipe closes, ``schema``,
+settings from the environment, ``--log-level`` everywhere, ``call --json`` and ``replay``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import socket
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import fs_tools
+from fs_tools import Workspace, cli, mcp_json
+from fs_tools.mcp_json import call_result
+from fs_tools.observation_store import SqliteStore
+from policy import Present
+
+WAIT = 60.0  # the longest a test waits for a process; reached only when something is broken
+MUTATING = {"write", "edit", "multi_edit"}
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """The test's environment without any FS_TOOLS_* setting of the person running the tests."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("FS_TOOLS_")}
+    return env | extra
+
+
+def _run(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``python -m fs_tools ARGS``: the package's own entry point, as the command runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "fs_tools", *args],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+        env=env if env is not None else _env(),
+        **kwargs,
+    )
+
+
+def _host_error(done: subprocess.CompletedProcess[str], *facts: str) -> None:
+    """Exit status 2 and one line on stderr, ``fs-tools: error: ...``, carrying ``facts``; no traceback."""
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.stderr.startswith("fs-tools: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    for fact in facts:
+        assert fact in done.stderr, (fact, done.stderr)
+
+
+# --- --version and python -m fs_tools ------------------------------------------------------------------------
+
+
+def test_version_is_printed_by_the_command_and_by_python_m() -> None:
+    assert fs_tools.__version__ == "0.1.0"
+    for done in (_run("--version"), subprocess.run(["fs-tools", "--version"], capture_output=True, text=True)):
+        assert done.returncode == 0 and done.stdout == f"fs-tools {fs_tools.__version__}\n", done.stderr
+
+
+def test_python_m_fs_tools_runs_a_call_like_the_command(root: Path, tmp_path: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    done = _run("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s", "read",
+                '{"file_path": "a.txt"}')  # fmt: skip
+    assert done.returncode == 0 and done.stdout == "     1\tone\n", done.stderr
+
+
+# --- host mistakes: one line, exit status 2 ------------------------------------------------------------------
+
+README_ROOT = "/path/to/project"  # the README's literal placeholder
+
+
+@pytest.mark.parametrize("command", ["serve", "schema", "call"])
+def test_a_root_that_does_not_exist_is_one_line(command: str, tmp_path: Path) -> None:
+    tail = ["--session", "s", "--state", str(tmp_path / "o.sqlite"), "read"] if command == "call" else []
+    _host_error(_run(command, "--root", README_ROOT, *tail), f"workspace root {README_ROOT!r}")
+
+
+@pytest.mark.parametrize("command", ["serve", "schema", "call"])
+def test_a_root_that_is_a_file_is_one_line(command: str, tmp_path: Path) -> None:
+    file = tmp_path / "notes.txt"
+    file.write_text("x\n")
+    tail = ["--session", "s", "--state", str(tmp_path / "o.sqlite"), "read"] if command == "call" else []
+    _host_error(_run(command, "--root", str(file), *tail), str(file), "Not a directory")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["call", "--bogus"],  # an unknown option: argparse's own message, on one line
+        ["call", "--root", "."],  # a missing positional
+        ["frobnicate"],  # an unknown subcommand
+        [],  # no subcommand at all
+        ["serve", "--port", "99999"],  # a port no socket can have (was an OverflowError traceback)
+        ["serve", "--port", "http"],
+        ["serve", "--transport", "carrier-pigeon"],
+        ["replay", "--log-level", "loud", "x.log"],
+    ],
+)
+def test_a_usage_mistake_is_one_line_naming_the_help(args: list[str]) -> None:
+    done = _run(*args)
+    _host_error(done, "--help")
+
+
+def test_a_state_file_that_cannot_be_created_is_one_line(root: Path, tmp_path: Path) -> None:
+    file = tmp_path / "plain-file"
+    file.write_text("")
+    for state in (file / "obs.sqlite", Path("/proc/fs-tools-test/obs.sqlite")):  # under a file; unwritable
+        done = _run("call", "--root", str(root), "--state", str(state), "--session", "s", "read", "{}")
+        _host_error(done, f"observation store {str(state)!r} cannot be opened")
+
+
+def test_a_state_file_in_a_new_directory_is_created_private(root: Path, tmp_path: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    state = tmp_path / "new" / "deeper" / "obs.sqlite"
+    done = _run("call", "--root", str(root), "--state", str(state), "--session", "s", "read", '{"file_path": "a.txt"}')
+    assert done.returncode == 0, done.stderr
+    assert state.stat().st_mode & 0o777 == 0o600  # it holds contents of the files read
+    assert state.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_an_audit_log_or_replay_file_that_cannot_be_opened_is_one_line(root: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir" / "audit.jsonl"
+    _host_error(_run("serve", "--root", str(root), "--audit-log", str(missing)), "--audit-log", str(missing))
+    _host_error(_run("replay", str(missing)), f"audit log {str(missing)!r} cannot be read")  # was exit 1
+    _host_error(_run("replay", str(tmp_path)), "Is a directory")
+
+
+def test_a_port_in_use_is_one_line(root: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run("serve", "--root", str(root), "--transport", "http", "--port", str(port))
+    _host_error(done, f"cannot listen on 127.0.0.1:{port}", "Address already in use")
+
+
+def test_serve_without_the_mcp_sdk_is_one_line(root: Path) -> None:
+    script = "import sys; sys.modules['mcp'] = None\nfrom fs_tools.cli import main\nsys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", script, "serve", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+        env=_env(),
+    )
+    _host_error(done, "fs-tools serve needs the MCP SDK", "pip install 'mcp")
+    assert "pip install 'fs-tools" not in done.stderr  # that name on PyPI is another project (SPEC section 2)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("FS_TOOLS_READ_ONLY", "maybe", "$FS_TOOLS_READ_ONLY='maybe' is not a switch"),
+        ("FS_TOOLS_LOG_LEVEL", "loud", "$FS_TOOLS_LOG_LEVEL='loud' is not one of debug, info, warning, error"),
+    ],
+)
+def test_a_bad_environment_value_is_one_line_naming_the_variable(
+    root: Path, tmp_path: Path, variable: str, value: str, says: str
+) -> None:
+    _host_error(_run("schema", "--root", str(root), env=_env(**{variable: value})), says)
+
+
+def test_a_missing_root_or_session_names_the_flag_and_the_variable(root: Path, tmp_path: Path) -> None:
+    _host_error(_run("serve"), "give --root DIR or set $FS_TOOLS_ROOT")
+    _host_error(_run("call", "--root", str(root), "read"), "give --session KEY or set $FS_TOOLS_SESSION")
+
+
+def test_serve_over_http_prints_the_url_it_listens_on(root: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fs_tools", "serve", "--root", str(root), "--transport", "http", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert process.stdout is not None
+        assert select.select([process.stdout], [], [], WAIT)[0], "the server printed nothing"
+        line = process.stdout.readline()
+        assert line.startswith("fs-tools: serving MCP on http://127.0.0.1:") and line.endswith("/mcp\n"), line
+        port = int(line.rsplit(":", 1)[1].removesuffix("/mcp\n"))
+        assert port != 0
+        with socket.create_connection(("127.0.0.1", port), timeout=WAIT):
+            pass  # it listens where it says
+    finally:
+        process.terminate()
+        process.wait(timeout=WAIT)
+
+
+# --- a closed output pipe: a quiet exit ------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _closed_pipe() -> Iterator[int]:
+    """A pipe whose reader has gone away: the first write to it fails with EPIPE."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        yield writer
+    finally:
+        os.close(writer)
+
+
+def test_replay_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
+    log = tmp_path / "big.jsonl"
+    entry = {"ts": 1.0, "session": "s", "tool": "read", "arguments": {"file_path": "a.py"}, "code": None}
+    log.write_text((json.dumps(entry) + "\n") * 20_000)
+    with _closed_pipe() as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "fs_tools", "replay", str(log)],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=WAIT,
+            check=False,
+        )
+    assert done.returncode == cli.OUTPUT_CLOSED == 141 and done.stderr == ""
+
+
+@pytest.mark.parametrize("command", ["call", "schema", "help"])
+def test_other_output_into_a_closed_pipe_exits_quietly(root: Path, tmp_path: Path, command: str) -> None:
+    (root / "a.txt").write_text("one\n" * 1000)
+    args = {
+        "call": ["call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s", "read",
+                 '{"file_path": "a.txt"}'],
+        "schema": ["schema", "--root", str(root)],
+        "help": ["--help"],
+    }[command]  # fmt: skip
+    with _closed_pipe() as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "fs_tools", *args],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=WAIT,
+            check=False,
+            env=_env(),
+        )
+    # argparse itself ignores a failed write of the help, and exits 0
+    assert done.returncode == (0 if command == "help" else 141) and done.stderr == "", done.stderr
+
+
+def test_the_pipe_recipe_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def closed(*args: object, **kwargs: object) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli, "_run", closed)
+    assert cli.main(["demo"]) == 141  # a stdout without a descriptor (capsys) is left alone
+
+
+# --- schema ------------------------------------------------------------------------------------------------
+
+
+def _schema(*args: str, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    done = _run("schema", *args, env=env)
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout))
+
+
+def test_schema_prints_each_format_from_the_adapters(root: Path) -> None:
+    from fs_tools.adapters import anthropic, gemini, openai
+
+    with Workspace(root) as ws:
+        expected = {
+            "mcp": mcp_json.tool_definitions(ws),
+            "openai": openai.tool_definitions(ws),
+            "anthropic": anthropic.tool_definitions(ws),
+            "gemini": gemini.tool_definitions(ws),
+        }
+    assert _schema("--root", str(root)) == expected["mcp"]  # mcp is the default
+    for format, definitions in expected.items():
+        assert _schema("--root", str(root), "--format", format) == definitions
+    first = expected["mcp"][0]
+    assert set(first) == {"name", "description", "inputSchema", "annotations"}
+    assert first["annotations"]["readOnlyHint"] is True
+
+
+def test_schema_needs_no_root_and_honours_read_only(tmp_path: Path) -> None:
+    names = {d["name"] for d in _schema()}  # the current directory
+    assert names >= MUTATING
+    read_only = {d["name"] for d in _schema("--read-only")}
+    assert read_only and not read_only & MUTATING
+    assert {d["name"] for d in _schema(env=_env(FS_TOOLS_READ_ONLY="yes"))} == read_only
+    assert {d["name"] for d in _schema("--no-read-only", env=_env(FS_TOOLS_READ_ONLY="yes"))} == names  # flag wins
+
+
+def test_schema_and_call_take_a_subset_of_tools(root: Path, tmp_path: Path) -> None:
+    assert [d["name"] for d in _schema("--root", str(root), "--tools", "read,edit")] == ["read", "edit"]
+    (root / "a.txt").write_text("one\n")
+    state = ("--state", str(tmp_path / "o.sqlite"), "--session", "s")
+    done = _run("call", "--root", str(root), *state, "--tools", "read", "write", '{"file_path": "a.txt"}')
+    assert done.returncode == 1 and "error: UNKNOWN_TOOL" in done.stderr
+    _host_error(_run("schema", "--root", str(root), "--tools", "read,raed"), "raed")
+
+
+# --- settings from the environment ---------------------------------------------------------------------------
+
+
+def test_roots_state_and_session_come_from_the_environment(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    (second / "b.txt").write_text("bee\n")
+    env = _env(
+        FS_TOOLS_ROOT=os.pathsep.join([str(first), str(second)]),
+        FS_TOOLS_STATE=str(tmp_path / "env.sqlite"),
+        FS_TOOLS_SESSION="from-env",
+    )
+    read = _run("call", "read", json.dumps({"file_path": str(second / "b.txt")}), env=env)
+    assert read.returncode == 0 and "bee" in read.stdout, read.stderr
+    write = _run("call", "write", '{"file_path": "new.txt", "content": "x"}', env=env)
+    assert write.returncode == 0 and (first / "new.txt").exists()  # the first root is primary
+    with contextlib.closing(SqliteStore(tmp_path / "env.sqlite")) as store:
+        assert store.observed("from-env")  # the state file and the session key from the environment
+    # flags win over the variables
+    flagged = _run("call", "--root", str(second), "--session", "other", "read", '{"file_path": "b.txt"}', env=env)
+    assert flagged.returncode == 0
+    with contextlib.closing(SqliteStore(tmp_path / "env.sqlite")) as store:
+        assert store.observed("other")
+
+
+def test_read_only_from_the_environment_and_the_flag_that_wins(root: Path, tmp_path: Path) -> None:
+    base = ("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s", "write")
+    create = '{"file_path": "new.txt", "content": "x"}'
+    refused = _run(*base, create, env=_env(FS_TOOLS_READ_ONLY="1"))
+    assert refused.returncode == 1 and "error: FS_SANDBOX_DENIED" in refused.stderr
+    assert not (root / "new.txt").exists()
+    assert _run(*base, create, env=_env(FS_TOOLS_READ_ONLY="")).returncode == 0  # empty counts as unset
+    other = '{"file_path": "other.txt", "content": "x"}'
+    allowed = _run(*base[:1], "--no-read-only", *base[1:], other, env=_env(FS_TOOLS_READ_ONLY="on"))
+    assert allowed.returncode == 0 and (root / "other.txt").exists(), allowed.stderr
+
+
+def test_the_help_names_every_variable() -> None:
+    done = _run("--help")
+    for variable in ("FS_TOOLS_ROOT", "FS_TOOLS_READ_ONLY", "FS_TOOLS_STATE", "FS_TOOLS_SESSION",
+                     "FS_TOOLS_LOG_LEVEL", "FS_TOOLS_TOKEN"):  # fmt: skip
+        assert variable in done.stdout
+    assert "exit status" in done.stdout
+
+
+def test_the_token_variable_is_the_servers() -> None:
+    mcp_server = pytest.importorskip("fs_tools.mcp_server")
+    assert cli.TOKEN_ENV == mcp_server.TOKEN_ENV
+
+
+# --- --log-level on every subcommand -------------------------------------------------------------------------
+
+_LEVEL_PROBE = (
+    "import logging, sys\nfrom fs_tools.cli import main\nmain(sys.argv[1:])\nprint(logging.getLogger().level)"
+)
+
+
+@pytest.mark.parametrize("command", ["demo", "call", "schema", "replay"])
+def test_every_subcommand_takes_a_log_level(root: Path, tmp_path: Path, command: str) -> None:
+    (tmp_path / "audit.jsonl").write_text("")
+    tail = {
+        "demo": [],
+        "call": ["--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s", "list"],
+        "schema": ["--root", str(root)],
+        "replay": [str(tmp_path / "audit.jsonl")],
+    }[command]
+
+    def level(*flags: str, **env: str) -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", _LEVEL_PROBE, command, *flags, *tail],
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+            check=False,
+            env=_env(**env),
+        )
+        assert done.returncode == 0, done.stderr
+        return int(done.stdout.splitlines()[-1])
+
+    assert level() == 30  # warning
+    assert level("--log-level", "debug") == 10
+    assert level(FS_TOOLS_LOG_LEVEL="error") == 40
+    assert level("--log-level", "info", FS_TOOLS_LOG_LEVEL="error") == 20  # the flag wins
+
+
+# --- lazy imports --------------------------------------------------------------------------------------------
+
+_MODULES_AFTER = (
+    "import sys\nfrom fs_tools.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+    "print(' '.join(sorted(sys.modules)), file=sys.stderr)"
+)
+
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_and_version_import_nothing_of_the_library(flag: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES_AFTER, flag], capture_output=True, text=True, timeout=WAIT, check=False
+    )
+    loaded = set(done.stderr.split())
+    assert "fs_tools.cli" in loaded
+    heavy = {"pydantic", "fs_tools.workspace", "fs_tools.tools", "policy", "asyncio", "mcp", "logging", "json"}
+    assert not loaded & heavy, loaded & heavy
+
+
+def _loaded_by(code: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", f"import sys\n{code}\nprint(' '.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=True,
+    )
+    return set(done.stdout.split())
+
+
+def test_the_workspace_imports_neither_the_mcp_sdk_nor_sqlite_until_used() -> None:
+    loaded = _loaded_by("from fs_tools import Workspace; Workspace")
+    assert "fs_tools.workspace" in loaded
+    assert not loaded & {"mcp", "mcp_types", "sqlite3", "fs_tools.cli", "fs_tools.mcp_server"}
+
+
+def test_the_workspace_imports_neither_asyncio_nor_watchdog_until_used() -> None:
+    loaded = _loaded_by("from fs_tools import Workspace; Workspace")
+    assert not loaded & {"asyncio", "watchdog"}
+
+
+# --- call --json: the MCP result -----------------------------------------------------------------------------
+
+
+def test_call_json_prints_the_mcp_result(root: Path, tmp_path: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    base = ("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s", "--json")
+    refused = _run(*base, "edit", '{"file_path": "a.txt", "old_string": "one", "new_string": "1"}')
+    assert refused.returncode == 1
+    shown = json.loads(refused.stdout)
+    assert list(shown) == ["isError", "content", "structuredContent"]
+    error = shown["structuredContent"]["error"]
+    assert shown["isError"] is True and error["code"] == "FS_NOT_OBSERVED" and error["name"] == "NotObserved"
+    assert shown["content"] == [{"type": "text", "text": f"ERROR FS_NOT_OBSERVED: {error['message']}"}]
+
+    read = json.loads(_run(*base, "read", '{"file_path": "a.txt"}').stdout)
+    assert read["isError"] is False and read["structuredContent"]["total_lines"] == 1
+    assert read["content"] == [{"type": "text", "text": "     1\tone"}]
+    with Workspace(root) as ws:  # the very function the server uses
+        expected = call_result(ws.session("fresh").call("read", {"file_path": "a.txt"}))
+    assert read == expected
+
+
+def test_call_without_json_prints_what_the_model_reads(root: Path, tmp_path: Path) -> None:
+    base = ("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s")
+    done = _run(*base, "read", '{"file_path": "missing.txt"}')
+    assert done.returncode == 1 and done.stdout.startswith("ERROR FS_NOT_FOUND: 'missing.txt' does not exist")
+    assert done.stderr == "error: FS_NOT_FOUND\n"
+
+
+# --- a stale error through call says what changed, as the server's does ----------------------------------------
+
+APP = "".join(f"line {n}\n" for n in range(1, 11))
+
+
+def _stale_sequence(call: Any, root: Path) -> str:
+    (root / "app.py").write_text(APP)
+    assert "line 1" in call("read", {"file_path": "app.py"})
+    (root / "app.py").write_text(APP.replace("line 6\n", "line six\n"))  # someone else changes line 6
+    return str(call("edit", {"file_path": "app.py", "old_string": "line 1\n", "new_string": "first\n"}))
+
+
+def test_a_stale_error_through_call_names_the_changed_lines_as_the_library_does(root: Path, tmp_path: Path) -> None:
+    state = str(tmp_path / "state" / "o.sqlite")
+
+    def through_cli(tool: str, arguments: dict[str, Any]) -> str:
+        done = _run("call", "--root", str(root), "--state", state, "--session", "s", tool, json.dumps(arguments))
+        return done.stdout
+
+    with Workspace(root) as ws:  # one process, as a server is
+        session = ws.session("s")
+        in_process = _stale_sequence(lambda tool, args: call_result(session.call(tool, args))["content"][0]["text"],
+                                     root)  # fmt: skip
+    from_cli = _stale_sequence(through_cli, root).rstrip("\n")
+    assert "line 6 changed" in in_process
+    assert from_cli == in_process
+
+
+def test_the_store_keeps_contents_within_its_budget(tmp_path: Path) -> None:
+    path = tmp_path / "o.sqlite"
+    with contextlib.closing(SqliteStore(path, max_content_bytes=10_000)) as store:
+        for n in range(10):
+            store.contents.put(f"v{n}", bytes([n]) * 3000)
+        store.contents.put("huge", b"x" * 20_000)  # over the whole budget: not kept on disk
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        rows = dict(db.execute("SELECT version, size FROM contents").fetchall())
+    assert rows == {"v7": 3000, "v8": 3000, "v9": 3000}  # the newest that fit, oldest dropped first
+    with contextlib.closing(SqliteStore(path, max_content_bytes=10_000)) as later:  # another process, later
+        assert later.contents.get("v9") == bytes([9]) * 3000
+        assert later.contents.get("v1") is None and later.contents.get("huge") is None
+
+
+def test_contents_are_kept_only_in_a_store_nobody_else_can_read(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite"
+    path.touch()
+    path.chmod(0o644)
+    with contextlib.closing(SqliteStore(path)) as store:
+        store.contents.put("v", b"secret\n")
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT count(*) FROM contents").fetchone() == (0,)
+
+
+def test_a_store_made_before_the_contents_table_gains_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE observations (session TEXT NOT NULL, key TEXT NOT NULL, version TEXT, "
+                   "PRIMARY KEY (session, key)) WITHOUT ROWID")  # fmt: skip
+        db.execute("INSERT INTO observations VALUES ('s', '/k', 'abc')")
+        db.commit()
+    path.chmod(0o600)
+    with contextlib.closing(SqliteStore(path)) as store:
+        assert store.get("s", "/k") == Present("abc")
+        store.contents.put("abc", b"kept\n")
+        assert store.contents.get("abc") == b"kept\n"
+
+
+# --- replay ----------------------------------------------------------------------------------------------------
+
+
+def test_replay_says_what_is_missing_from_a_partial_entry(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    entries = [
+        {"ts": 1},
+        {"ts": 1, "tool": "read", "code": None},
+        {"ts": 1, "tool": "read", "arguments": {"file_path": "a.py"}},
+        {"tool": "read", "arguments": {"file_path": "a.py"}, "code": None, "duration_ms": True},
+    ]
+    log.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    done = _run("replay", str(log))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "   1  no tool and no outcome, only 'ts' (unreadable entry)",
+        "   2  read(arguments not recorded)  → ok",
+        "   3  read a.py  → (no outcome recorded)",
+        "   4  read a.py  → ok",
+    ]
+    assert "None" not in done.stdout
+
+
+def test_replay_shows_a_rejected_call_as_sent(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    rejected = {"file_path": "app.py", "old_string": "greet", "new_string": "greet"}  # must differ: INVALID_ARGS
+    entries = [
+        {"session": "s", "tool": "edit", "arguments": rejected, "code": "INVALID_ARGS", "duration_ms": 0.1},
+        {"session": "s", "tool": "edit", "arguments": rejected | {"new_string": "hi"}, "code": None},
+    ]
+    log.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    lines = _run("replay", str(log)).stdout.splitlines()
+    sent = 'edit(file_path="app.py", old_string="greet", new_string="greet")'
+    assert lines[0] == f"   1  [s] {sent}  → INVALID_ARGS  0.1 ms"
+    assert lines[1] == '   2  [s] edit app.py: replace "greet" (1 occurrence)  → ok'

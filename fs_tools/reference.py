@@ -3,8 +3,8 @@
 Every example is produced by running fs-tools in a scratch workspace: tool pages show real calls and what
 they return; the error reference triggers each code for real (the few that need a fault — a full disk,
 a permission the root user would bypass, a crashing tool — inject it for the one call) and fails loudly
-if a scenario produces another code. ``python -m fs_tools.reference DIR`` writes the pages; the docs
-site's build hook (``docs/hooks/reference.py``) adds them to every build.
+if a scenario produces another code. ``python -m fs_tools.reference DIR`` writes the pages (``docs``
+for the committed ones, which ``tests/test_docs.py`` checks are what the code generates now).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import os
 import sqlite3
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,9 @@ from unittest import mock
 
 from fs_tools.errors import Aborted, HarnessError, error_codes
 from fs_tools.observation_store import SqliteStore
+from fs_tools.provider import files
 from fs_tools.result import ToolResult
+from fs_tools.tools import grep
 from fs_tools.tools.base import Tool, ToolOutput
 from fs_tools.workspace import Session, Workspace
 
@@ -131,15 +134,15 @@ def _tool_page(tool: Tool[Any], s: Scratch) -> str:
         "",
         "## Arguments",
         "",
-        "| name | type | required | default | description |",
-        "|---|---|---|---|---|",
+        "| argument | description |",
+        "|---|---|",
     ]
     for name, prop in schema["properties"].items():
-        default = json.dumps(prop["default"]) if "default" in prop else ""
-        out.append(
-            f"| `{name}` | {_type_of(prop)} | {'yes' if name in required else 'no'} | {_cell(default)} | "
-            f"{_cell(prop.get('description', ''))} |"
-        )
+        # name, type and whether it is needed in one narrow column, so a phone shows the description too
+        needed = "required" if name in required else "optional"
+        if "default" in prop and prop["default"] is not None:
+            needed = f"default `{_cell(json.dumps(prop['default']))}`"
+        out.append(f"| `{name}`<br>{_type_of(prop)}, {needed} | {_cell(prop.get('description', ''))} |")
     out += ["", "`null` for an optional argument means its default. Unknown arguments are refused.", ""]
     output = tool.output.model_json_schema()
     out += ["## Output", "", "On success the result's `text` is what the model reads, and `value` holds:", ""]
@@ -219,9 +222,37 @@ def _too_large(s: Scratch) -> ToolResult:
     return s.session.call("write", {"file_path": "big.txt", "content": "x" * (s.workspace.provider.max_file_bytes + 1)})
 
 
+class _SlowDisk:
+    """grep's clock, moved on by each file it opens: a search that spends ``per_file`` seconds on
+    every file, so the default budget runs out a few hundred files into a large tree."""
+
+    def __init__(self, per_file: float) -> None:
+        self.now = time.monotonic()  # never behind the real clock other checks of the deadline use
+        self.per_file = per_file
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def opened(self, open_file: Callable[..., Any]) -> Callable[..., Any]:
+        def slow(*args: Any) -> Any:
+            self.now += self.per_file
+            return open_file(*args)
+
+        return slow
+
+
+@_simulated("a disk so slow that every file takes 30 ms to search")
 def _timeout(s: Scratch) -> ToolResult:
-    s.workspace.search_seconds = 0.0
-    return s.session.call("grep", {"pattern": "hello"})
+    vendor = s.root / "vendor"
+    vendor.mkdir()
+    for n in range(400):  # a vendored tree the search should not have entered
+        (vendor / f"module_{n:03}.py").write_text(f"VALUE_{n} = {n}\n")
+    disk = _SlowDisk(per_file=0.03)
+    with (
+        mock.patch.object(grep, "time", disk),
+        mock.patch.object(grep, "open_regular_with_stat", disk.opened(files.open_regular_with_stat)),
+    ):
+        return s.session.call("grep", {"pattern": "greet"})
 
 
 def _aborted_before(s: Scratch) -> ToolResult:
@@ -381,7 +412,8 @@ def error_examples() -> list[ErrorExample]:
             got = result.error.code if result.error else "success"
             raise RuntimeError(f"the example for {code} produced {got}: {result.text[:200]}")
         message = result.text.replace(str(Path(tempfile.gettempdir())), "/tmp")
-        remedy = message.rsplit(" — ", 1)[1] if " — " in message else ""
+        head = message.split("\n", 1)[0]  # a timeout's first rows follow the remedy, after a colon
+        remedy = head.rsplit(" — ", 1)[1].removesuffix(":") if " — " in head else ""
         out.append(ErrorExample(code, cls, message, remedy, getattr(scenario, "simulated", "")))
     return out
 
@@ -392,17 +424,17 @@ def errors_page() -> str:
         "",
         "Generated from the code: every code in `fs_tools/errors.py`, with its meaning (the class's own",
         "description) and a message produced by running fs-tools — what the model sees. Where the boundary",
-        "appends a remedy, it follows ` — `; the recovery column is each class's `recovery`. A failure is a",
+        "appends a remedy, it follows ` — `; each code's **Recovery** is its class's `recovery`. A failure is a",
         "`ToolResult` with `is_error` true, `error.code` (stable API), `error.name` (the class) and",
         "`error.message`; the lower layer's original exception stays reachable as `result.exception.__cause__`.",
         "",
-        "| code | class | meaning | recovery |",
-        "|---|---|---|---|",
+        "| code and class | meaning |",
+        "|---|---|",
     ]
     examples = error_examples()
-    for e in examples:
+    for e in examples:  # two columns, so that a phone shows the meaning beside the code
         link = f"[`{e.code}`](#{e.code.lower()})"
-        lines.append(f"| {link} | `{e.cls.__name__}` | {_cell(_meaning(e.cls))} | {_cell(e.cls.recovery)} |")
+        lines.append(f"| {link}<br>`{e.cls.__name__}` | {_cell(_meaning(e.cls))} |")
     lines.append("")
     for e in examples:
         lines += [f"## {e.code}", "", _meaning(e.cls), ""]

@@ -17,7 +17,7 @@ from fs_tools.adapters.schemas import schema_nodes
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "integrations"
 
 
-@pytest.mark.parametrize("page", ["openai.md", "anthropic.md"])
+@pytest.mark.parametrize("page", ["openai.md", "anthropic.md", "gemini.md"])
 def test_the_docs_example_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     code = (DOCS / page).read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]

@@ -44,7 +44,8 @@ class Root:
         try:
             fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as exc:
-            raise ValueError(f"workspace root {configured!r} cannot be opened as a directory: {exc}") from exc
+            reason = exc.strerror or str(exc)  # the OS's words, without repeating the path
+            raise ValueError(f"workspace root {configured!r} cannot be opened as a directory: {reason}") from exc
         return cls(configured=configured, real=real, fd=fd)
 
     def parts_of(self, absolute: str) -> list[str] | None:

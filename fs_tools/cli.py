@@ -144,7 +144,8 @@ def _parser() -> _Parser:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         status = _run(argv)
-        sys.stdout.flush()  # inside the try: a reader that went away shows here for buffered output
+        if sys.stdout is not None:  # None when started with stdout closed: there was nothing to print to
+            sys.stdout.flush()  # inside the try: a reader that went away shows here for buffered output
         return status
     except _BadSetup as exc:
         print(f"fs-tools: error: {exc}", file=sys.stderr)
@@ -153,6 +154,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _output_closed()
     except KeyboardInterrupt:
         return INTERRUPTED
+    except OSError as exc:  # the output cannot be written (a full disk, a closed descriptor)
+        if exc.filename is None:
+            return _unwritable_output(exc)
+        raise
+
+
+def _unwritable_output(exc: OSError) -> int:
+    with contextlib.suppress(Exception):
+        print(f"fs-tools: error: the output cannot be written: {exc.strerror or exc}", file=sys.stderr)
+    with contextlib.suppress(Exception):  # the final flush at exit must not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return BAD_SETUP
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -365,14 +378,21 @@ def _definitions(workspace: Workspace, format: str) -> list[dict[str, Any]]:
     return gemini.tool_definitions(workspace)
 
 
+# Control characters a terminal would act on (escape sequences, bells): a client chose the tool names and
+# arguments an audit log records, so replay shows them as escapes. A tab stays a tab.
+_TERMINAL_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if c != 0x09}
+
+
 def _replay(log: Path) -> int:
     try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = log.open(encoding="utf-8", errors="replace")  # read line by line: a log may be large
     except OSError as exc:
         raise _BadSetup(f"audit log {str(log)!r} cannot be read: {exc.strerror}") from exc
-    for number, line in enumerate(lines, start=1):
-        # backslash-escape what the terminal cannot take (lone surrogates from JSON escapes)
-        print(_replay_line(number, line).encode("utf-8", "backslashreplace").decode("utf-8"))
+    with lines:
+        for number, line in enumerate(lines, start=1):
+            shown = _replay_line(number, line.rstrip("\n")).translate(_TERMINAL_CONTROLS)
+            # backslash-escape what the terminal cannot take (lone surrogates from JSON escapes)
+            print(shown.encode("utf-8", "backslashreplace").decode("utf-8"))
     return 0
 
 

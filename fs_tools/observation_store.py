@@ -163,7 +163,15 @@ class SqliteContents(VersionCache):
             return data
         with self._quietly() as db:
             row = db.execute("SELECT data FROM contents WHERE version = ?", (version,)).fetchone()
-            return None if row is None else bytes(row[0])
+            if row is None:
+                return None
+            from fs_tools.provider.content import version_of
+
+            if isinstance(row[0], bytes) and version_of(row[0]) == version:
+                return row[0]
+            # not what was stored (another program wrote the row, or the disk did): forget it
+            db.execute("DELETE FROM contents WHERE version = ?", (version,))
+            return None
         return None  # the store failed: logged
 
     @contextlib.contextmanager
@@ -175,6 +183,20 @@ class SqliteContents(VersionCache):
                 yield self._db
             except sqlite3.Error as exc:
                 log.warning("observation store %s: recently read contents not kept or found (%s)", self._path, exc)
+
+
+def _private(path: Path) -> bool:
+    """Whether the store may hold contents of the files sessions read: a regular file this user owns that
+    nobody else can read (a store made by an older version, with the umask's mode, keeps none)."""
+    info = os.stat(path, follow_symlinks=False)
+    private = stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and info.st_mode & 0o077 == 0
+    if not private:  # said at info: a shell harness calls once per tool call, and this is no failure
+        log.info(
+            "observation store %s is readable by others or not this user's: recently read contents are not kept "
+            "in it, so a stale error through it cannot say which lines changed (chmod 600 it to allow that)",
+            path,
+        )
+    return private
 
 
 def _open(path: Path, busy_timeout: float) -> tuple[sqlite3.Connection, bool]:
@@ -196,7 +218,7 @@ def _open(path: Path, busy_timeout: float) -> tuple[sqlite3.Connection, bool]:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if mode is None:  # created private: it will hold contents of the files sessions read
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
-        private = os.stat(path).st_mode & 0o077 == 0
+        private = _private(path)
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=busy_timeout)
     except (OSError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else str(exc)

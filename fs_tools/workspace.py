@@ -138,6 +138,12 @@ class Workspace:
         # withheld tool still reaches its read-only gate, so the model learns why, not that it is unknown.
         self.tools: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.read_only or not read_only}
         self._withheld: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.name not in self.tools}
+        if not self.tools:
+            why = " (a read-only workspace offers none of write, edit, multi_edit)" if chosen else ""
+            offered = [tool.name for tool in ALL_TOOLS if tool.read_only or not read_only]
+            raise ValueError(
+                f"Workspace(tools=...) leaves no tool to offer{why}; name at least one of {', '.join(offered)}"
+            )
         # Checked in order of cost, and whatever was opened is closed again if a later option is bad:
         # a host that retries with a fixed option leaks no descriptor or connection.
         opened: SqliteStore | None = None

@@ -1,11 +1,20 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fs_tools import Session, Workspace
+
+
+@pytest.fixture(autouse=True)
+def _no_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite's servers and commands run with the settings each test gives, never the FS_TOOLS_*
+    variables of whoever runs the tests (FS_TOOLS_READ_ONLY=1 would fail every write)."""
+    for name in [name for name in os.environ if name.startswith("FS_TOOLS_") and name != "FS_TOOLS_INSPECTOR_DIR"]:
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture

@@ -673,7 +673,7 @@ MUTATING = ("write", "edit", "multi_edit")
 def test_a_read_only_workspace_lists_no_mutating_tool(root: Path) -> None:
     with Workspace(root, read_only=True) as ws:
         assert [s["name"] for s in ws.tool_schemas()] == ["read", "list", "glob", "grep"]
-        from fs_tools.mcp_server import tool_list
+        tool_list = pytest.importorskip("fs_tools.mcp_server").tool_list
 
         assert [t.name for t in tool_list(ws)] == ["read", "list", "glob", "grep"]
 
@@ -705,8 +705,8 @@ def test_tools_selects_what_is_listed_and_dispatched(root: Path) -> None:
         assert left_out.error is not None and left_out.error.code == "UNKNOWN_TOOL"
         assert left_out.text == "unknown tool 'write'. Available tools: read, edit"
     assert not (root / "b.txt").exists()
-    with Workspace(root, tools=["write"], read_only=True) as ws:  # selected, but withheld: still the gate
-        assert ws.tool_schemas() == []
+    with Workspace(root, tools=["read", "write"], read_only=True) as ws:  # selected, but withheld: still the gate
+        assert [s["name"] for s in ws.tool_schemas()] == ["read"]
         result = ws.session("s").call("write", {"file_path": "b.txt", "content": "x"})
         assert result.error is not None and result.error.code == "FS_SANDBOX_DENIED"
 
@@ -795,3 +795,23 @@ def test_acall_calls_can_run_concurrently(session: Session, root: Path) -> None:
 
     results = asyncio.run(scenario())
     assert [r.text for r in results] == [f"     1\tline {i}" for i in range(5)]
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [({"tools": []}, "no tool to offer; name"), ({"tools": ["write"], "read_only": True}, "read-only workspace")],
+)
+def test_a_workspace_that_would_offer_no_tool_is_a_host_error(root: Path, options: dict[str, Any], says: str) -> None:
+    with pytest.raises(ValueError, match=r"^Workspace\(tools=\.\.\.\) leaves no tool") as raised:
+        Workspace(root, **options)
+    assert says in str(raised.value)
+
+
+def test_an_empty_root_is_refused_rather_than_the_current_directory(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(root)  # abspath('') would be this directory: an unset "$DIR" must not serve it
+    with pytest.raises(ValueError, match="a workspace root is empty"):
+        Workspace("")
+    with pytest.raises(ValueError, match="a workspace root is empty"):
+        Workspace([str(root), ""])

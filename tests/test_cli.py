@@ -5,6 +5,7 @@ settings from the environment, ``--log-level`` everywhere, ``call --json`` and `
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import select
@@ -26,6 +27,9 @@ from policy import Present
 
 WAIT = 60.0  # the longest a test waits for a process; reached only when something is broken
 MUTATING = {"write", "edit", "multi_edit"}
+# serve needs the MCP SDK (the mcp extra); the suite also runs with the test extra alone
+NEEDS_MCP = pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="needs the MCP SDK (the mcp extra)")
+SERVE = pytest.param("serve", marks=NEEDS_MCP)
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -77,13 +81,13 @@ def test_python_m_fs_tools_runs_a_call_like_the_command(root: Path, tmp_path: Pa
 README_ROOT = "/path/to/project"  # the README's literal placeholder
 
 
-@pytest.mark.parametrize("command", ["serve", "schema", "call"])
+@pytest.mark.parametrize("command", [SERVE, "schema", "call"])
 def test_a_root_that_does_not_exist_is_one_line(command: str, tmp_path: Path) -> None:
     tail = ["--session", "s", "--state", str(tmp_path / "o.sqlite"), "read"] if command == "call" else []
     _host_error(_run(command, "--root", README_ROOT, *tail), f"workspace root {README_ROOT!r}")
 
 
-@pytest.mark.parametrize("command", ["serve", "schema", "call"])
+@pytest.mark.parametrize("command", [SERVE, "schema", "call"])
 def test_a_root_that_is_a_file_is_one_line(command: str, tmp_path: Path) -> None:
     file = tmp_path / "notes.txt"
     file.write_text("x\n")
@@ -126,6 +130,42 @@ def test_a_state_file_in_a_new_directory_is_created_private(root: Path, tmp_path
     assert state.parent.stat().st_mode & 0o777 == 0o700
 
 
+def test_a_store_someone_else_could_read_or_owns_keeps_no_contents(tmp_path: Path) -> None:
+    readable = tmp_path / "readable.sqlite"
+    readable.write_bytes(b"")
+    readable.chmod(0o644)
+    foreign = tmp_path / "foreign.sqlite"
+    foreign.write_bytes(b"")
+    foreign.chmod(0o600)
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    os.chown(foreign, os.geteuid() + 1, -1)
+    for path in (readable, foreign):
+        store = SqliteStore(path)
+        try:
+            store.contents.put("v", b"secret\n")
+            assert store.contents.max_stored == 0
+        finally:
+            store.close()
+        assert b"secret" not in path.read_bytes(), path
+
+
+def test_a_corrupt_contents_row_is_forgotten_not_an_error(root: Path, tmp_path: Path) -> None:
+    (root / "a.txt").write_text("one\ntwo\n")
+    base = ("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s")
+    assert _run(*base, "read", '{"file_path": "a.txt"}').returncode == 0
+    for bad in ("'some text'", "99999999999", "x'00ff'"):  # text, a huge int (bytes(int) allocates), wrong bytes
+        with contextlib.closing(sqlite3.connect(tmp_path / "o.sqlite")) as db, db:
+            assert db.execute(f"UPDATE contents SET data = {bad}").rowcount >= 1
+        (root / "a.txt").write_text("one\nTWO\n")
+        done = _run(*base, "edit", '{"file_path": "a.txt", "old_string": "one", "new_string": "1"}')
+        assert done.returncode == 1 and "FS_STALE_VERSION" in done.stdout, done.stdout + done.stderr
+        assert _run(*base, "read", '{"file_path": "a.txt"}').returncode == 0
+        (root / "a.txt").write_text("one\ntwo\n")
+        assert _run(*base, "read", '{"file_path": "a.txt"}').returncode == 0
+
+
+@NEEDS_MCP
 def test_an_audit_log_or_replay_file_that_cannot_be_opened_is_one_line(root: Path, tmp_path: Path) -> None:
     missing = tmp_path / "no-such-dir" / "audit.jsonl"
     _host_error(_run("serve", "--root", str(root), "--audit-log", str(missing)), "--audit-log", str(missing))
@@ -133,6 +173,7 @@ def test_an_audit_log_or_replay_file_that_cannot_be_opened_is_one_line(root: Pat
     _host_error(_run("replay", str(tmp_path)), "Is a directory")
 
 
+@NEEDS_MCP
 def test_a_port_in_use_is_one_line(root: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -174,6 +215,7 @@ def test_a_missing_root_or_session_names_the_flag_and_the_variable(root: Path, t
     _host_error(_run("call", "--root", str(root), "read"), "give --session KEY or set $FS_TOOLS_SESSION")
 
 
+@NEEDS_MCP
 def test_serve_over_http_prints_the_url_it_listens_on(root: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "fs_tools", "serve", "--root", str(root), "--transport", "http", "--port", "0"],
@@ -487,17 +529,22 @@ def test_a_stale_error_through_call_names_the_changed_lines_as_the_library_does(
 
 
 def test_the_store_keeps_contents_within_its_budget(tmp_path: Path) -> None:
+    from fs_tools.provider.content import version_of
+
     path = tmp_path / "o.sqlite"
+    datas = [bytes([n]) * 3000 for n in range(10)]
+    versions = [version_of(data) for data in datas]
+    huge = b"x" * 20_000
     with contextlib.closing(SqliteStore(path, max_content_bytes=10_000)) as store:
-        for n in range(10):
-            store.contents.put(f"v{n}", bytes([n]) * 3000)
-        store.contents.put("huge", b"x" * 20_000)  # over the whole budget: not kept on disk
+        for version, data in zip(versions, datas, strict=True):
+            store.contents.put(version, data)
+        store.contents.put(version_of(huge), huge)  # over the whole budget: not kept on disk
     with contextlib.closing(sqlite3.connect(path)) as db:
         rows = dict(db.execute("SELECT version, size FROM contents").fetchall())
-    assert rows == {"v7": 3000, "v8": 3000, "v9": 3000}  # the newest that fit, oldest dropped first
+    assert rows == {versions[7]: 3000, versions[8]: 3000, versions[9]: 3000}  # the newest that fit, oldest dropped
     with contextlib.closing(SqliteStore(path, max_content_bytes=10_000)) as later:  # another process, later
-        assert later.contents.get("v9") == bytes([9]) * 3000
-        assert later.contents.get("v1") is None and later.contents.get("huge") is None
+        assert later.contents.get(versions[9]) == datas[9]
+        assert later.contents.get(versions[1]) is None and later.contents.get(version_of(huge)) is None
 
 
 def test_contents_are_kept_only_in_a_store_nobody_else_can_read(tmp_path: Path) -> None:
@@ -559,3 +606,52 @@ def test_replay_shows_a_rejected_call_as_sent(tmp_path: Path) -> None:
     sent = 'edit(file_path="app.py", old_string="greet", new_string="greet")'
     assert lines[0] == f"   1  [s] {sent}  → INVALID_ARGS  0.1 ms"
     assert lines[1] == '   2  [s] edit app.py: replace "greet" (1 occurrence)  → ok'
+
+
+def test_replay_shows_terminal_controls_as_escapes(tmp_path: Path) -> None:
+    """A client chose the tool name an audit log records: replaying it must not drive the terminal."""
+    log = tmp_path / "audit.jsonl"
+    log.write_text(json.dumps({"tool": "rea\x1b]0;pwned\x07d", "arguments": {"file_path": "a\x9bb"}}) + "\n")
+    done = _run("replay", str(log))
+    assert done.returncode == 0, done.stderr
+    assert "rea\\x1b]0;pwned\\x07d" in done.stdout and "a\\x9bb" in done.stdout
+    assert not any(ord(c) < 0x20 and c != "\n" for c in done.stdout)
+
+
+def test_output_that_cannot_be_written_is_one_line_and_a_closed_stdout_is_quiet(root: Path) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "fs_tools", "schema", "--root", str(root)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=WAIT,
+            env=_env(),
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "fs-tools: error: the output cannot be written: No space left on device\n"
+    (root / "a.txt").write_text("one\n")
+    closed = subprocess.run(  # started with fd 1 closed: the call still runs and says how it went
+        [
+            sys.executable,
+            "-m",
+            "fs_tools",
+            "call",
+            "--root",
+            str(root),
+            "--state",
+            str(root.parent / "s.sqlite"),
+            "--session",
+            "s",
+            "write",
+            '{"file_path": "b.txt", "content": "x"}',
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=WAIT,
+        env=_env(),
+        preexec_fn=lambda: os.close(1),
+    )
+    assert closed.returncode == 0 and "Traceback" not in closed.stderr, closed.stderr
+    assert (root / "b.txt").read_text() == "x"

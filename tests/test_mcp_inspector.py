@@ -34,13 +34,17 @@ def inspector(request: pytest.FixtureRequest) -> list[str]:
     node = str(NODE) if NODE.exists() else shutil.which("node")
     if not cli.exists() or node is None:
         pytest.skip(f"the MCP Inspector {request.param} is not installed (npm install --prefix {INSPECTORS})")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+    if request.param == "2.12" and tuple(int(n) for n in version.lstrip("v").split(".")) < (22, 19):
+        pytest.skip(f"the MCP Inspector 2.12 needs Node 22.19 or newer, and this Node is {version}")
     return [node, str(cli), "--cli"]
 
 
 def _inspect(inspector: list[str], root: Path, *method: str) -> Any:
     server = [sys.executable, "-m", "fs_tools", "serve", "--root", str(root)]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("FS_TOOLS_")}  # 0.15 passes it on
     done = subprocess.run(
-        [*inspector, *server, *method], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+        [*inspector, *server, *method], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env
     )
     # the Inspector 2 exits 5 when the tool's result is an error; the result is printed all the same
     assert done.returncode == 0 or (done.returncode == 5 and "tool_is_error" in done.stderr), done.stderr[-2000:]

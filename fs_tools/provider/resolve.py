@@ -39,6 +39,8 @@ class Root:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Root:
+        if not os.fspath(path):  # abspath('') is the current directory: an unset "$DIR" must not serve it
+            raise ValueError("a workspace root is empty; give the path of a directory")
         configured = os.path.abspath(os.fspath(path))
         real = os.path.realpath(configured)
         try:

@@ -62,7 +62,9 @@ class _Parser(argparse.ArgumentParser):
 def default_state_file() -> Path:
     """Where ``fs-tools call`` keeps observations between invocations: the user's state directory,
     never inside a workspace root."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec: a relative path is invalid and ignored
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "fs-tools" / "observations.sqlite"
 
 
@@ -82,10 +84,10 @@ def _names(text: str) -> list[str]:
 
 def _parser() -> _Parser:
     formatter = argparse.RawDescriptionHelpFormatter
+    log_level = {"choices": LOG_LEVELS, "help": f"what is logged to stderr (default ${LOG_LEVEL_ENV} or warning)"}
     common = _Parser(add_help=False)
-    common.add_argument(
-        "--log-level", choices=LOG_LEVELS, help=f"what is logged to stderr (default ${LOG_LEVEL_ENV} or warning)"
-    )
+    # accepted before or after the subcommand: the subcommand's copy sets it only when given there
+    common.add_argument("--log-level", default=argparse.SUPPRESS, **log_level)  # type: ignore[arg-type]
     workspace = _Parser(add_help=False)
     workspace.add_argument(
         "--root", action="append", help=f"a workspace root (repeatable; the first is primary; default ${ROOT_ENV})"
@@ -104,6 +106,7 @@ def _parser() -> _Parser:
         formatter_class=formatter,
     )
     parser.add_argument("--version", action="version", version=f"fs-tools {__version__}")
+    parser.add_argument("--log-level", **log_level)  # type: ignore[arg-type]
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, parents: list[_Parser], help: str) -> _Parser:
@@ -317,6 +320,7 @@ def _call(args: argparse.Namespace) -> int:
     if session is None:
         raise _BadSetup(f"no session key: give --session KEY or set ${SESSION_ENV}")
     state = args.state or _env(STATE_ENV) or default_state_file()
+    _check_outside(Path(state), roots)
     with _opened_workspace(roots, store=state, **options) as workspace:
         _keep_contents_in_store(workspace)
         result = workspace.session(session).call(args.tool, args.arguments)
@@ -325,6 +329,19 @@ def _call(args: argparse.Namespace) -> int:
         print(f"error: {result.error.code}", file=sys.stderr)
         return TOOL_ERROR
     return 0
+
+
+def _check_outside(state: Path, roots: list[str]) -> None:
+    """The observation store must lie outside every root: inside one, the model could read it or write
+    over the record of what it has read."""
+    where = os.path.realpath(state)
+    for root in roots:
+        top = os.path.realpath(root)
+        if root and os.path.commonpath([where, top]) == top:
+            raise _BadSetup(
+                f"the observation store {str(state)!r} lies inside the workspace root {root!r}; keep it outside "
+                f"the roots (the default is {str(default_state_file())!r})"
+            )
 
 
 def _keep_contents_in_store(workspace: Workspace) -> None:

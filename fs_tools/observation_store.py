@@ -74,7 +74,7 @@ class SqliteStore:
     def get(self, session: str, key: str) -> Observation | None:
         with self._statement() as db:
             row = db.execute(
-                "SELECT version FROM observations WHERE session = ? AND key = ?", (session, key)
+                "SELECT version FROM observations WHERE session = ? AND key = ?", (_text(session), _text(key))
             ).fetchone()
         if row is None:
             return None
@@ -86,20 +86,22 @@ class SqliteStore:
         with self._statement() as db:
             db.execute(
                 "INSERT OR REPLACE INTO observations (session, key, version) VALUES (?, ?, ?)",
-                (session, key, version),
+                (_text(session), _text(key), version),
             )
 
     def forget(self, session: str, key: str | None = None) -> None:
         with self._statement() as db:
             if key is None:
-                db.execute("DELETE FROM observations WHERE session = ?", (session,))
+                db.execute("DELETE FROM observations WHERE session = ?", (_text(session),))
             else:
-                db.execute("DELETE FROM observations WHERE session = ? AND key = ?", (session, key))
+                db.execute("DELETE FROM observations WHERE session = ? AND key = ?", (_text(session), _text(key)))
 
     def observed(self, session: str) -> dict[str, Observation]:
         with self._statement() as db:
-            rows = db.execute("SELECT key, version FROM observations WHERE session = ?", (session,)).fetchall()
-        return {key: ABSENT if version is None else Present(version) for key, version in rows}
+            rows = db.execute(
+                "SELECT key, version FROM observations WHERE session = ?", (_text(session),)
+            ).fetchall()
+        return {_from_text(key): ABSENT if version is None else Present(version) for key, version in rows}
 
     def close(self) -> None:
         with self._lock:
@@ -122,6 +124,21 @@ class SqliteStore:
                     f"the session's observation store failed ({exc}) — retry the call in a moment; "
                     "if it keeps failing, tell the user"
                 ) from exc
+
+
+def _text(value: str) -> str | bytes:
+    """``value`` as SQLite can keep it. A path from a non-UTF-8 name (Python's surrogate escapes) or a
+    session key with a lone surrogate cannot be UTF-8 text: it is kept as the bytes that give it back
+    exactly, a BLOB, which only the same value matches."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def _from_text(value: str | bytes) -> str:
+    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
 
 
 class SqliteContents(VersionCache):

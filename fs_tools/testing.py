@@ -176,7 +176,8 @@ class ConcurrentWriter:
     def _scan(self, target: Resolved, display: str, *args: Any, **kwargs: Any) -> Any:
         self._count()
         found = self._originals["scan"](target, display, *args, **kwargs)
-        self._fire(self._take("after_read", target.key))
+        if kwargs.get("unsettled_ok"):  # the read tool's scan; an edit's snapshot or the watcher's hash is no read
+            self._fire(self._take("after_read", target.key))
         return found
 
     def _commit(self, target: Resolved, data: bytes, **kwargs: Any) -> Any:

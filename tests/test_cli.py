@@ -655,3 +655,41 @@ def test_output_that_cannot_be_written_is_one_line_and_a_closed_stdout_is_quiet(
     )
     assert closed.returncode == 0 and "Traceback" not in closed.stderr, closed.stderr
     assert (root / "b.txt").read_text() == "x"
+
+
+def test_a_name_that_is_not_utf8_is_observed_in_the_sqlite_store(root: Path, tmp_path: Path) -> None:
+    """Reached by a model's path through a symlink to a directory whose name is not UTF-8 (was an
+    INTERNAL_ERROR from the store's UnicodeEncodeError)."""
+    odd = os.fsdecode(b"d\xff")
+    (root / odd).mkdir()
+    (root / odd / "f.txt").write_text("hi\n")
+    (root / "link").symlink_to(odd)
+    with Workspace(root, store=tmp_path / "o.sqlite") as ws:
+        session = ws.session("s\udcff")
+        read = session.call("read", {"file_path": "link/f.txt"})
+        assert not read.is_error, read.text
+        edited = session.call("edit", {"file_path": "link/f.txt", "old_string": "hi", "new_string": "ho"})
+        assert not edited.is_error, edited.text
+    assert (root / odd / "f.txt").read_text() == "ho\n"
+
+
+def test_the_log_level_may_come_before_the_subcommand(root: Path) -> None:
+    before = _run("--log-level", "debug", "schema", "--root", str(root))
+    after = _run("schema", "--root", str(root), "--log-level", "debug")
+    assert before.returncode == after.returncode == 0, before.stderr + after.stderr
+    assert before.stdout == after.stdout
+    _host_error(_run("--log-level", "loud", "schema"), "argument --log-level: invalid choice: 'loud'")
+
+
+def test_the_observation_store_must_lie_outside_the_roots(root: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    inside = root / "sub" / "state.sqlite"
+    done = _run("call", "--root", str(root), "--state", str(inside), "--session", "s", "read", '{"file_path": "a.txt"}')
+    _host_error(done, f"the observation store {str(inside)!r} lies inside the workspace root")
+    assert not inside.exists() and not inside.parent.exists()
+
+
+def test_a_relative_xdg_state_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/state")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cli.default_state_file() == tmp_path / ".local" / "state" / "fs-tools" / "observations.sqlite"

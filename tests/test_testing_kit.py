@@ -66,6 +66,21 @@ def test_a_change_right_after_the_read_makes_the_edit_stale(
     assert writer.fired == ["after read: a.txt"]  # the path as the test wrote it
 
 
+def test_after_read_waits_for_a_read_not_an_edits_own_look_at_the_file(
+    root: Path, session: Session, writer: ConcurrentWriter
+) -> None:
+    """An edit scans the file it changes, and so does ``session.changed()``: neither is the read the
+    arrangement names, so the change lands after the next read, not inside the edit."""
+    (root / "a.txt").write_text("one\ntwo\n")
+    assert_ok(session.call("read", {"file_path": "a.txt"}))
+    writer.after_read("a.txt", "one\nTWO\n")
+    assert session.changed() == []
+    assert_ok(_edit(session, "one", "1"))  # type: ignore[arg-type]
+    assert writer.fired == []
+    assert_ok(session.call("read", {"file_path": "a.txt"}))
+    assert writer.fired == ["after read: a.txt"] and (root / "a.txt").read_text() == "one\nTWO\n"
+
+
 def test_a_change_between_the_check_and_the_commit_is_caught_by_the_commit(
     root: Path, session: Session, writer: ConcurrentWriter
 ) -> None:

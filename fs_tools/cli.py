@@ -98,6 +98,7 @@ def _parser() -> _Parser:
         help=f"refuse every write and edit; list no mutating tool (default ${READ_ONLY_ENV} or off)",
     )
     workspace.add_argument("--tools", type=_names, help="only these tools, comma-separated (e.g. read,edit)")
+    workspace.add_argument("--prefix", help="put before every tool name the model sees and calls (fs_ gives fs_read)")
 
     parser = _Parser(
         prog="fs-tools",
@@ -245,6 +246,8 @@ def _workspace_options(args: argparse.Namespace) -> dict[str, Any]:
     options: dict[str, Any] = {"read_only": _switch(args.read_only, READ_ONLY_ENV)}
     if args.tools is not None:
         options["tools"] = args.tools
+    if args.prefix is not None:
+        options["prefix"] = args.prefix
     return options
 
 

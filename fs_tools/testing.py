@@ -160,20 +160,29 @@ class ConcurrentWriter:
             pytest.fail("\n".join([*reasons, f"(what fired: {fired})"]))
 
     def close(self) -> None:
-        """Remove the hooks (idempotent); arrangements that did not fire stay in ``unfired()``."""
+        """Remove the hooks (idempotent); arrangements that did not fire stay in ``unfired()``. Closed
+        before a writer installed over it, a writer's hooks stay in place and only pass calls through."""
         if self._closed:
             return
         self._closed = True
         provider = self.workspace.provider
         for name in _HOOKS:
+            if vars(provider).get(name) != self._hook(name):
+                continue  # a writer made after this one is still installed over it: ours now only pass through
             if name in self._shadowed:
                 setattr(provider, name, self._shadowed[name])
             else:
                 vars(provider).pop(name, None)
 
+    def _hook(self, name: str) -> Callable[..., Any]:
+        hook: Callable[..., Any] = getattr(self, name if name.startswith("_") else f"_{name}")
+        return hook
+
     # -- hooks ---------------------------------------------------------------------------------------
 
     def _scan(self, target: Resolved, display: str, *args: Any, **kwargs: Any) -> Any:
+        if self._closed:
+            return self._originals["scan"](target, display, *args, **kwargs)
         self._count()
         found = self._originals["scan"](target, display, *args, **kwargs)
         if kwargs.get("unsettled_ok"):  # the read tool's scan; an edit's snapshot or the watcher's hash is no read
@@ -181,11 +190,15 @@ class ConcurrentWriter:
         return found
 
     def _commit(self, target: Resolved, data: bytes, **kwargs: Any) -> Any:
+        if self._closed:
+            return self._originals["commit"](target, data, **kwargs)
         self._count()
         return self._originals["commit"](target, data, **kwargs)
 
     def _check_expected(self, target: Resolved, *args: Any) -> Any:
         checked = self._originals["_check_expected"](target, *args)
+        if self._closed:
+            return checked
         self._fire(self._take("before_commit", target.key))
         return checked
 

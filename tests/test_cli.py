@@ -693,3 +693,14 @@ def test_a_relative_xdg_state_home_is_ignored(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("XDG_STATE_HOME", "relative/state")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert cli.default_state_file() == tmp_path / ".local" / "state" / "fs-tools" / "observations.sqlite"
+
+
+def test_a_prefix_renames_the_tools_of_schema_and_call(root: Path, tmp_path: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    listed = json.loads(_run("schema", "--root", str(root), "--prefix", "fs_", "--tools", "read,grep").stdout)
+    assert [tool["name"] for tool in listed] == ["fs_read", "fs_grep"]
+    base = ("call", "--root", str(root), "--prefix", "fs_", "--state", str(tmp_path / "o.sqlite"), "--session", "s")
+    assert _run(*base, "fs_read", '{"file_path": "a.txt"}').stdout == "     1\tone\n"
+    unknown = _run(*base, "read", '{"file_path": "a.txt"}')
+    assert unknown.returncode == 1 and 'did you mean "fs_read"?' in unknown.stdout
+    _host_error(_run("schema", "--root", str(root), "--prefix", "1x"), "Workspace(prefix='1x')")

@@ -140,6 +140,22 @@ def test_stdio_server_offers_only_the_tools_asked_for(root: Path) -> None:
     assert not (root / "new.txt").exists()
 
 
+def test_serve_prefix_publishes_and_answers_the_prefixed_names(root: Path) -> None:
+    (root / "app.py").write_text(APP)
+
+    async def run() -> None:
+        async with stdio_client(_stdio_params(root, "--prefix", "fs_")) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            assert [tool.name for tool in (await s.list_tools()).tools][:2] == ["fs_read", "fs_write"]
+            assert _code(await s.call_tool("fs_read", {"file_path": "app.py"})) is None  # the inline fast path
+            edit = {"file_path": "app.py", "old_string": "hi ", "new_string": "hello "}
+            assert _code(await s.call_tool("fs_edit", edit)) is None
+            assert _code(await s.call_tool("read", {"file_path": "app.py"})) == "UNKNOWN_TOOL"
+
+    asyncio.run(run())
+    assert "hello " in (root / "app.py").read_text()
+
+
 # --- in memory ----------------------------------------------------------------------------------------
 
 

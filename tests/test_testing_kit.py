@@ -216,6 +216,22 @@ def test_a_nested_writer_puts_the_outer_ones_hooks_back(root: Path, session: Ses
     assert (root / "a.txt").read_text() == "outer\n"
 
 
+def test_writers_closed_out_of_order_leave_each_other_working(root: Path, workspace: Workspace) -> None:
+    (root / "a.txt").write_text("one\n")
+    session = workspace.session("s")
+    outer = ConcurrentWriter(workspace)
+    inner = ConcurrentWriter(workspace)
+    outer.close()  # before the writer installed over it: it must not take the inner one's hooks away
+    inner.after_read("a.txt", "inner\n")
+    assert_ok(session.call("read", {"file_path": "a.txt"}))
+    assert inner.fired == ["after read: a.txt"] and outer.fired == []
+    inner.close()
+    with ConcurrentWriter(workspace) as later:  # and a writer made afterwards works as the first did
+        later.after_read("a.txt", "later\n")
+        assert_ok(session.call("read", {"file_path": "a.txt"}))
+    assert (root / "a.txt").read_text() == "later\n" and inner.fired == ["after read: a.txt"]
+
+
 def test_arranging_on_a_closed_writer_is_refused(workspace: Workspace) -> None:
     kit = ConcurrentWriter(workspace)
     kit.close()

@@ -107,7 +107,7 @@ def _tools_index(tools: list[Tool[Any]]) -> str:
     ]
     for tool in tools:
         summary = tool.description.split(". ")[0].rstrip(".")
-        lines.append(f"- [`{tool.name}`]({tool.name}.md) — {summary}.")
+        lines.append(f"- [`{tool.name}`]({tool.name}.md) — {_prose(summary)}.")
     return "\n".join(lines) + "\n"
 
 
@@ -128,7 +128,7 @@ def _preconditions(tool: Tool[Any]) -> str:
 def _tool_page(tool: Tool[Any], s: Scratch) -> str:
     schema = tool.schema()["input_schema"]
     required = set(schema.get("required", []))
-    out = [f"# `{tool.name}`", "", tool.description, ""]
+    out = [f"# `{tool.name}`", "", _prose(tool.description), ""]
     out += [
         f"**Preconditions.** {_preconditions(tool)}",
         "",
@@ -186,8 +186,13 @@ def _type_of(prop: dict[str, Any]) -> str:
     return str(kind or "object")
 
 
+def _prose(text: str) -> str:
+    """Text from the code as Markdown shows it: a ``<TAB>`` in a description is text, not an HTML tag."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return _prose(text).replace("|", "\\|").replace("\n", " ")
 
 
 # --- the error reference --------------------------------------------------------------------------

@@ -387,6 +387,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+def test_a_tool_description_is_shown_as_text_not_as_html(site: Path) -> None:
+    """read's description shows its line format as ``'   12<TAB>text'``: a raw ``<TAB>`` was an HTML tag
+    the browser dropped, and the page read ``' 12text'``."""
+    page = (site / "reference" / "tools" / "read" / "index.html").read_text(encoding="utf-8")
+    assert "12&lt;TAB&gt;text" in page and "<TAB>" not in page
+
+
 def test_the_header_shows_the_package_version(site: Path) -> None:
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
     assert version is not None

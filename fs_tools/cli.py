@@ -45,7 +45,8 @@ environment (a flag on the command line wins; an empty variable counts as unset)
   {TOKEN_ENV}      the bearer token 'fs-tools serve --transport http' requires (--token)
 
 exit status: 0 success; 1 the tool call returned an error; 2 a bad option, root or file (one line on
-stderr: 'fs-tools: error: ...'); 141 the reader of the output went away; 130 interrupted."""
+stderr: 'fs-tools: error: ...'); 141 the reader of the output went away; 130 interrupted (serve stops
+cleanly with 0)."""
 
 
 class _BadSetup(Exception):
@@ -276,6 +277,8 @@ def _serve(args: argparse.Namespace) -> int:
     token = args.token if args.token is not None else _env(TOKEN_ENV)
     if args.transport == "http":
         _check_http_options(args.host, token)
+    elif args.token is not None:  # a stdio client is the process that started the server: no token to check
+        print("fs-tools: warning: --token applies to --transport http only; stdio ignores it", file=sys.stderr)
     try:
         audit = mcp_server.AuditLog(args.audit_log) if args.audit_log else None
     except OSError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -159,10 +160,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _output_closed()
     except KeyboardInterrupt:
         return INTERRUPTED
-    except OSError as exc:  # the output cannot be written (a full disk, a closed descriptor)
-        if exc.filename is None:
+    except OSError as exc:
+        if exc.filename is None and exc.errno in _UNWRITABLE:  # what writing the output can meet
             return _unwritable_output(exc)
         raise
+
+
+# A full disk or quota, a file over its size limit, a device error, a descriptor that is not open.
+_UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF})
 
 
 def _unwritable_output(exc: OSError) -> int:

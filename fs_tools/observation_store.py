@@ -69,7 +69,9 @@ class SqliteStore:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._db, private = _open(self.path, busy_timeout)
-        self.contents = SqliteContents(self._db, self._lock, self.path, max_content_bytes if private else 0)
+        self.contents = SqliteContents(
+            self._db, self._lock, self.path, max_content_bytes if private else 0, busy_ms=round(busy_timeout * 1000)
+        )
 
     def get(self, session: str, key: str) -> Observation | None:
         with self._statement() as db:
@@ -98,9 +100,7 @@ class SqliteStore:
 
     def observed(self, session: str) -> dict[str, Observation]:
         with self._statement() as db:
-            rows = db.execute(
-                "SELECT key, version FROM observations WHERE session = ?", (_text(session),)
-            ).fetchall()
+            rows = db.execute("SELECT key, version FROM observations WHERE session = ?", (_text(session),)).fetchall()
         return {_from_text(key): ABSENT if version is None else Present(version) for key, version in rows}
 
     def close(self) -> None:
@@ -149,9 +149,17 @@ class SqliteContents(VersionCache):
     A hint, like the in-memory cache: a SQLite failure here is logged and the content forgotten, never
     an error of the call."""
 
-    def __init__(self, db: sqlite3.Connection, lock: threading.Lock, path: Path, max_stored: int) -> None:
+    # How long a content statement waits for another process's write lock. The provider keeps contents
+    # while it commits, under the file's lock another session may be waiting for: a hint is not worth
+    # holding that lock for the store's whole busy timeout, so a busy store just keeps nothing.
+    HINT_BUSY_MS = 100
+
+    def __init__(
+        self, db: sqlite3.Connection, lock: threading.Lock, path: Path, max_stored: int, *, busy_ms: int = 30_000
+    ) -> None:
         super().__init__()
         self.max_stored = max_stored
+        self._busy_ms = busy_ms  # the store's own, put back after each content statement
         self._db = db
         self._db_lock = lock  # the store's: one statement at a time on its connection
         self._path = path
@@ -197,7 +205,11 @@ class SqliteContents(VersionCache):
 
         with self._db_lock:
             try:
-                yield self._db
+                self._db.execute(f"PRAGMA busy_timeout = {min(self.HINT_BUSY_MS, self._busy_ms)}")
+                try:
+                    yield self._db
+                finally:
+                    self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             except sqlite3.Error as exc:
                 log.warning("observation store %s: recently read contents not kept or found (%s)", self._path, exc)
 

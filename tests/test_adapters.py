@@ -24,24 +24,11 @@ def test_the_docs_example_runs(page: str, tmp_path: Path, monkeypatch: pytest.Mo
     exec(compile(code, str(DOCS / page), "exec"), {"__name__": "docs_example"})
 
 
-def _schema_nodes(node: dict[str, object]) -> list[dict[str, object]]:
-    """Every schema node under ``node`` (property maps are walked by value, not checked as schemas)."""
-    found = [node]
-    properties = node.get("properties")
-    children = list(properties.values()) if isinstance(properties, dict) else []
-    for key in ("items", "anyOf", "oneOf", "allOf"):
-        value = node.get(key)
-        children += value if isinstance(value, list) else [value] if isinstance(value, dict) else []
-    for child in children:
-        found += _schema_nodes(child)
-    return found
-
-
 def test_strict_definitions_require_every_property_and_forbid_others(workspace: Workspace) -> None:
     for tool in openai.tool_definitions(workspace, strict=True):
         function = tool["function"]
         assert function["strict"] is True
-        for node in _schema_nodes(function["parameters"]):
+        for node in schema_nodes(function["parameters"]):
             if "properties" in node:
                 assert node["required"] == list(node["properties"]), function["name"]  # type: ignore[call-overload]
                 assert node["additionalProperties"] is False

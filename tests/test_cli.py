@@ -704,3 +704,26 @@ def test_a_prefix_renames_the_tools_of_schema_and_call(root: Path, tmp_path: Pat
     unknown = _run(*base, "read", '{"file_path": "a.txt"}')
     assert unknown.returncode == 1 and 'did you mean "fs_read"?' in unknown.stdout
     _host_error(_run("schema", "--root", str(root), "--prefix", "1x"), "Workspace(prefix='1x')")
+
+
+def test_keeping_contents_does_not_wait_out_another_processs_write_lock(tmp_path: Path) -> None:
+    """The provider keeps contents while it commits, under a lock other sessions wait for: a store that
+    another process is writing gets nothing kept, at once, instead of the store's whole busy timeout."""
+    import threading
+
+    from fs_tools.provider.content import version_of
+
+    path = tmp_path / "o.sqlite"
+    with contextlib.closing(SqliteStore(path, busy_timeout=600)) as store:
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+            data = b"some content\n"
+            put = threading.Thread(target=store.contents.put, args=(version_of(data), data), daemon=True)
+            put.start()
+            put.join(WAIT)  # a bound for a broken run, not a timing threshold
+            assert not put.is_alive(), "the content put waited for the store's 600 s busy timeout"
+            other.execute("ROLLBACK")
+        store.put("s", "a.txt", Present("v1"))  # observations keep the store's own busy timeout
+        assert store.get("s", "a.txt") == Present("v1")
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT count(*) FROM contents").fetchone() == (0,)

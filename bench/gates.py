@@ -38,15 +38,15 @@ _ANY = Present("unchecked")
 def policy_off() -> Iterator[None]:
     saved: dict[str, Any] = {
         "decide": mutation.decide,
-        "_current": mutation._current,
+        "_current": FileProvider._current,
         "_check_expected": FileProvider._check_expected,
     }
 
     def decide(intent: Intent, observation: Observation | None) -> Allow:
         return Allow(expect=_ANY, on_mismatch=STALE_VERSION)
 
-    def current(ctx: Any, target: Any, expected: str | None, label: str) -> Any:
-        return ctx.provider.snapshot(target, label)  # an edit still needs the file's content
+    def current(self: FileProvider, target: Any, expected: str | None, label: str) -> Any:
+        return self._snapshot(target, label)  # an edit still needs the file's content
 
     def check_expected(
         self: FileProvider, target: Any, current: Any, expected: Any, display: str, basis: Any, strict: bool = False
@@ -54,11 +54,11 @@ def policy_off() -> Iterator[None]:
         return basis
 
     mutation.decide = decide  # type: ignore[assignment]
-    mutation._current = current
+    FileProvider._current = current  # type: ignore[method-assign]
     FileProvider._check_expected = check_expected  # type: ignore[method-assign]
     try:
         yield
     finally:
         mutation.decide = saved["decide"]
-        mutation._current = saved["_current"]
+        FileProvider._current = saved["_current"]  # type: ignore[method-assign]
         FileProvider._check_expected = saved["_check_expected"]  # type: ignore[method-assign]

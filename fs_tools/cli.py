@@ -362,7 +362,7 @@ def _keep_contents_in_store(workspace: Workspace) -> None:
 
     contents = getattr(workspace.store, "contents", None)
     if isinstance(contents, SqliteContents):  # until Workspace hands its store's cache to the provider itself
-        workspace.provider.cache = contents
+        workspace.provider.keep_contents_in(contents)
 
 
 def _print_result(result: ToolResult, *, as_json: bool) -> None:

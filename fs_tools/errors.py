@@ -297,5 +297,3 @@ def error_codes() -> dict[str, type[HarnessError]]:
     """Every stable code and the class that carries it (for references and tests)."""
     return {cls.default_code: cls for cls in _all_error_classes() if cls not in (HarnessError, ToolError, FsError)}
 
-
-CODE_TO_CLASS: Mapping[str, type[HarnessError]] = MappingProxyType(error_codes())

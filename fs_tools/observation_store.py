@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fs_tools.errors import StoreUnavailable
-from fs_tools.provider.files import VersionCache
+from fs_tools.provider import VersionCache
 from policy import ABSENT, Observation, Present
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ class SqliteContents(VersionCache):
             row = db.execute("SELECT data FROM contents WHERE version = ?", (version,)).fetchone()
             if row is None:
                 return None
-            from fs_tools.provider.content import version_of
+            from fs_tools.provider import version_of
 
             if isinstance(row[0], bytes) and version_of(row[0]) == version:
                 return row[0]

@@ -27,7 +27,7 @@ from unittest import mock
 
 from fs_tools.errors import Aborted, HarnessError, error_codes
 from fs_tools.observation_store import SqliteStore
-from fs_tools.provider import files
+from fs_tools.provider import FileState, Snapshot
 from fs_tools.result import ToolResult
 from fs_tools.tools import grep
 from fs_tools.tools.base import Tool, ToolOutput
@@ -255,7 +255,7 @@ def _timeout(s: Scratch) -> ToolResult:
     disk = _SlowDisk(per_file=0.03)
     with (
         mock.patch.object(grep, "time", disk),
-        mock.patch.object(grep, "open_regular_with_stat", disk.opened(files.open_regular_with_stat)),
+        mock.patch.object(s.workspace.provider, "read_entry", disk.opened(s.workspace.provider.read_entry)),
     ):
         return s.session.call("grep", {"pattern": "greet"})
 
@@ -325,13 +325,22 @@ def _io_error(s: Scratch) -> ToolResult:
 
 def _fs_aborted(s: Scratch) -> ToolResult:
     """The provider's own condition; through a tool it surfaces as TOOL_ABORTED."""
-    provider = s.workspace.provider
-    with provider.resolve("new.txt") as target, provider.locks.hold(target.key):
-        try:
-            provider.commit(target, b"x", expected=None, display="new.txt", cancel=_Cancel(after=0))
-        except Aborted as exc:
-            return ToolResult.failure(exc)
+    gate = _OpenGate()
+    try:
+        s.workspace.provider.commit("new.txt", gate, b"x", cancel=_Cancel(after=0))
+    except Aborted as exc:
+        return ToolResult.failure(exc)
     raise RuntimeError("the commit was not aborted")
+
+
+class _OpenGate:
+    """A gate that lets a create through and records nothing."""
+
+    def expect(self, file: FileState) -> str | None:
+        return None
+
+    def record(self, key: str, after: Snapshot) -> None:
+        pass
 
 
 def _busy(s: Scratch) -> ToolResult:

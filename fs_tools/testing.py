@@ -33,14 +33,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pytest
 
 if TYPE_CHECKING:
-    from fs_tools.provider.resolve import Resolved
     from fs_tools.result import ToolResult
     from fs_tools.workspace import Session, Workspace
 
 Change = bytes | str | Callable[[Path], None]
 
 MARKER = "fs_tools"
-_HOOKS = ("scan", "commit", "_check_expected")
 _CALL_OUTCOME = pytest.StashKey[str]()  # "passed", "failed" or "skipped": the test body's own outcome
 
 
@@ -99,9 +97,10 @@ class ConcurrentWriter:
     once (two for the same moment and file fire on successive occurrences); ``fired`` lists what fired,
     in order, by the path as the test wrote it (``"after read: a.txt"``).
 
-    The hooks are installed on construction. ``close()`` removes them; as a context manager the writer
-    closes on exit and then fails the test (``pytest.fail``) if an arrangement never fired — unless the
-    body raised: that exception propagates unchanged, with a note naming what never fired.
+    It listens to the workspace's provider from construction on (``Provider.listen``). ``close()`` stops
+    listening; as a context manager the writer closes on exit and then fails the test (``pytest.fail``)
+    if an arrangement never fired — unless the body raised: that exception propagates unchanged, with a
+    note naming what never fired.
     """
 
     def __init__(self, workspace: Workspace) -> None:
@@ -110,14 +109,7 @@ class ConcurrentWriter:
         self._pending: list[Arrangement] = []
         self._operations = 0
         self._closed = False
-        provider = workspace.provider
-        self._originals: dict[str, Callable[..., Any]] = {name: getattr(provider, name) for name in _HOOKS}
-        # what close() puts back: another writer's hooks when writers nest, else nothing (the class's methods)
-        self._shadowed: dict[str, Any] = {name: vars(provider)[name] for name in _HOOKS if name in vars(provider)}
-        # instance attributes shadow the methods for this workspace only
-        provider.scan = self._scan  # type: ignore[method-assign]
-        provider.commit = self._commit  # type: ignore[method-assign]
-        provider._check_expected = self._check_expected  # type: ignore[method-assign,assignment]
+        self._stop = workspace.provider.listen(self)  # the provider's public seam for its moments
 
     def __enter__(self) -> ConcurrentWriter:
         return self
@@ -160,47 +152,22 @@ class ConcurrentWriter:
             pytest.fail("\n".join([*reasons, f"(what fired: {fired})"]))
 
     def close(self) -> None:
-        """Remove the hooks (idempotent); arrangements that did not fire stay in ``unfired()``. Closed
-        before a writer installed over it, a writer's hooks stay in place and only pass calls through."""
+        """Stop listening (idempotent); arrangements that did not fire stay in ``unfired()``."""
         if self._closed:
             return
         self._closed = True
-        provider = self.workspace.provider
-        for name in _HOOKS:
-            if vars(provider).get(name) != self._hook(name):
-                continue  # a writer made after this one is still installed over it: ours now only pass through
-            if name in self._shadowed:
-                setattr(provider, name, self._shadowed[name])
-            else:
-                vars(provider).pop(name, None)
+        self._stop()
 
-    def _hook(self, name: str) -> Callable[..., Any]:
-        hook: Callable[..., Any] = getattr(self, name if name.startswith("_") else f"_{name}")
-        return hook
+    # -- the provider's moments (``ProviderListener``) -------------------------------------------------
 
-    # -- hooks ---------------------------------------------------------------------------------------
-
-    def _scan(self, target: Resolved, display: str, *args: Any, **kwargs: Any) -> Any:
-        if self._closed:
-            return self._originals["scan"](target, display, *args, **kwargs)
+    def operation_started(self, key: str) -> None:
         self._count()
-        found = self._originals["scan"](target, display, *args, **kwargs)
-        if kwargs.get("unsettled_ok"):  # the read tool's scan; an edit's snapshot or the watcher's hash is no read
-            self._fire(self._take("after_read", target.key))
-        return found
 
-    def _commit(self, target: Resolved, data: bytes, **kwargs: Any) -> Any:
-        if self._closed:
-            return self._originals["commit"](target, data, **kwargs)
-        self._count()
-        return self._originals["commit"](target, data, **kwargs)
+    def read_recorded(self, key: str) -> None:
+        self._fire(self._take("after_read", key))
 
-    def _check_expected(self, target: Resolved, *args: Any) -> Any:
-        checked = self._originals["_check_expected"](target, *args)
-        if self._closed:
-            return checked
-        self._fire(self._take("before_commit", target.key))
-        return checked
+    def version_checked(self, key: str) -> None:
+        self._fire(self._take("before_commit", key))
 
     def _count(self) -> None:
         self._operations += 1
@@ -215,7 +182,7 @@ class ConcurrentWriter:
 
     def _take(self, moment: str, key: str = "", *, operation: int = 0) -> Arrangement | None:
         """The first pending arrangement for this moment (of this file, or of this operation), removed."""
-        if self._closed:  # a closed writer whose hooks another writer put back passes everything through
+        if self._closed:
             return None
         for arranged in self._pending:
             if arranged.moment == moment and (arranged.key == key if key else arranged.operation == operation):
@@ -224,8 +191,7 @@ class ConcurrentWriter:
         return None
 
     def _key(self, path: str) -> str:
-        with self.workspace.provider.resolve(path) as target:
-            return target.key
+        return self.workspace.provider.key_of(path)
 
     def _fire(self, arranged: Arrangement | None) -> None:
         if arranged is None:

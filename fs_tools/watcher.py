@@ -31,7 +31,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from fs_tools.errors import Aborted, Busy, FsError
-from fs_tools.provider import FileProvider
+from fs_tools.provider import Provider
 from policy import Absent, Observation, ObservationStore, Present
 
 log = logging.getLogger("fs_tools.watcher")
@@ -59,37 +59,29 @@ class Change:
     version: str | None = None  # the version on disk now (None when deleted)
 
 
-class _Discard:
-    def feed(self, chunk: bytes) -> None:
-        pass
-
-
-def check(provider: FileProvider, key: str, observation: Callable[[], Observation | None]) -> Change | None:
+def check(provider: Provider, key: str, observation: Callable[[], Observation | None]) -> Change | None:
     """Compare the session's observation of ``key`` with the disk, by hash.
 
     ``observation`` is called under the file's lock: a read or a commit holds that lock until it has
     recorded the version it saw or wrote, so the version compared is that one, never a copy taken before
     the lock (against which the session's own write, committed meanwhile, would look like a change)."""
     try:
-        with provider.resolve(key) as target, provider.locks.hold(target.key):
-            observed = observation()
-            found = provider.scan(target, key, _Discard)
+        observed, version = provider.current_version(key, observation)
     except (Busy, Aborted):
         return None  # a writer holds it for long: unknown for now, and the writer's commit is what counts
     except FsError:
-        observed, found = observation(), None  # gone, or no longer a readable regular file inside a root
+        observed, version = observation(), None  # gone, or no longer a readable regular file inside a root
     if observed is None:
         return None  # forgotten meanwhile
-    if found is None:
+    if version is None:
         return Change(key, DELETED) if isinstance(observed, Present) else None
-    _, scan = found
     if isinstance(observed, Absent):
-        return Change(key, CREATED, scan.version)
-    return Change(key, MODIFIED, scan.version) if scan.version != observed.version else None
+        return Change(key, CREATED, version)
+    return Change(key, MODIFIED, version) if version != observed.version else None
 
 
 def changes_among(
-    provider: FileProvider,
+    provider: Provider,
     observed: dict[str, Observation],
     candidates: Iterable[str] | None,
     recorded: Callable[[str], Observation | None] | None = None,
@@ -130,7 +122,7 @@ class _Subscription:
 class Watcher:
     """Watches the roots; a context manager, stopped (thread joined) by ``close``."""
 
-    def __init__(self, provider: FileProvider, store: ObservationStore) -> None:
+    def __init__(self, provider: Provider, store: ObservationStore) -> None:
         self._provider = provider
         self._store = store
         self._lock = threading.Lock()
@@ -141,10 +133,10 @@ class Watcher:
         self._rescanned: dict[str, int] = {}  # session -> overflows its full re-hash has covered
         self._observer = _observer(self._queue_overflowed)
         handler = _Handler(self)
-        for root in provider.resolver.roots:
+        for root in provider.real_root_paths:
             # only events that can mean new content: the kernel then never queues the open/access/close
             # events of reads (ours included), which would otherwise keep the observer thread busy
-            self._observer.schedule(handler, root.real, recursive=True, event_filter=_CONTENT_EVENTS)
+            self._observer.schedule(handler, root, recursive=True, event_filter=_CONTENT_EVENTS)
         self._observer.daemon = True
         self._observer.start()
 

@@ -27,8 +27,7 @@ from fs_tools.errors import (
     UnknownTool,
 )
 from fs_tools.observation_store import SqliteStore
-from fs_tools.provider import CancelToken, FileProvider
-from fs_tools.provider.files import DEFAULT_LOCK_SECONDS
+from fs_tools.provider import DEFAULT_LOCK_SECONDS, CancelToken, FileProvider
 from fs_tools.result import ToolResult
 from fs_tools.tools import ALL_TOOLS, Tool, ToolContext
 from policy import MemoryStore, ObservationStore, ProtectedPaths
@@ -178,7 +177,7 @@ class Workspace:
 
     @property
     def roots(self) -> list[Path]:
-        return [Path(root.configured) for root in self.provider.resolver.roots]
+        return [Path(root) for root in self.provider.root_paths]
 
     def session(self, key: str) -> Session:
         """The session named ``key``: the same key always sees the same observations."""
@@ -414,8 +413,8 @@ class Session:
             self.workspace.store.forget(self.key)
             return
         validate_arguments(_ForgetArgs, {"file_path": path})  # a ToolArgsError names what is wrong
-        with self.workspace._open_for("session.forget()"), self.workspace.provider.resolve(path) as target:
-            self.workspace.store.forget(self.key, target.key)
+        with self.workspace._open_for("session.forget()"):
+            self.workspace.store.forget(self.key, self.workspace.provider.key_of(path))
 
 
 class _ForgetArgs(ToolArgs):

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import xxhash
 
 from fs_tools import Session, Workspace
 from fs_tools.errors import Aborted
-from fs_tools.provider import files
+from fs_tools.provider import FileState, Snapshot, files
 
 ORIGINAL = b"one\ntwo\n"
 
@@ -73,12 +74,17 @@ def test_provider_commit_with_a_set_token_raises_fs_aborted(root: Path, workspac
     (root / "a.txt").write_bytes(ORIGINAL)
     cancel = threading.Event()
     cancel.set()
-    provider = workspace.provider
-    with provider.resolve("a.txt") as target, provider.locks.hold(target.key):
-        snap = provider.snapshot(target, "a.txt")
-        assert snap is not None
-        with pytest.raises(Aborted) as caught:
-            provider.commit(target, b"x", expected=snap.version, display="a.txt", basis=snap, cancel=cancel)
+    version = xxhash.xxh3_128_hexdigest(ORIGINAL)
+
+    class Expecting:
+        def expect(self, file: FileState) -> str | None:
+            return version
+
+        def record(self, key: str, after: Snapshot) -> None:
+            raise AssertionError("an aborted commit records nothing")
+
+    with pytest.raises(Aborted) as caught:
+        workspace.provider.commit("a.txt", Expecting(), b"x", cancel=cancel)
     assert caught.value.code == "FS_ABORTED"
     assert (root / "a.txt").read_bytes() == ORIGINAL
     assert _temps(root) == []

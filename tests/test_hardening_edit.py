@@ -267,15 +267,12 @@ def test_the_near_miss_diagnosis_runs_after_the_lock_is_released(
     root: Path, workspace: Workspace, session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _observed(root, session, "f.txt", SOURCE.encode())
-    with workspace.provider.resolve("f.txt") as target:
-        key = target.key
     real = matching.diagnose
     other_got_the_lock = threading.Event()
     seen: list[bool] = []
 
     def another_session() -> None:
-        with workspace.provider.locks.hold(key):
-            other_got_the_lock.set()
+        workspace.provider.current_version("f.txt", other_got_the_lock.set)  # takes the file's lock
 
     def diagnose(haystack: str, needle: str) -> dict[str, Any]:
         other = threading.Thread(target=another_session)

@@ -25,6 +25,7 @@ from test_faults import HANG_GUARD, call_guarded, code_of, needs_fork, read_ok, 
 
 from fs_tools import Workspace
 from fs_tools.provider import FileProvider, files, tempfiles
+from fs_tools.result import ToolResult
 from fs_tools.testing import ConcurrentWriter, assert_error, assert_ok
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux-only")
@@ -113,10 +114,12 @@ def test_a_file_lock_held_in_this_process_is_busy_for_readers_and_writers(root: 
     (root / "f.txt").write_text("old\n")
     with Workspace(root, lock_timeout=0.1) as ws:
         session = ws.session("s")
-        provider = ws.provider
-        with provider.resolve("f.txt") as target, provider.locks.hold(target.key):
+
+        def calls_while_locked() -> tuple[ToolResult, ToolResult]:
             read = call_guarded(session, "read", {"file_path": "f.txt"})
-            write = call_guarded(session, "write", {"file_path": "f.txt", "content": "x"})
+            return read, call_guarded(session, "write", {"file_path": "f.txt", "content": "x"})
+
+        (read, write), _ = ws.provider.current_version("f.txt", calls_while_locked)
         assert_error(read, "FS_BUSY")
         assert_error(write, "FS_BUSY")
         assert (root / "f.txt").read_text() == "old\n"
@@ -461,7 +464,7 @@ def test_an_orphan_left_later_in_a_long_lived_workspace_is_swept(root: Path, mon
         orphan = _orphan(root)  # a writer killed later, after that sweep
         assert_ok(session.call("write", {"file_path": "b.txt", "content": "2"}))
         assert orphan.exists()  # within the interval the directory is not listed on every write
-        monkeypatch.setattr(ws.provider.sweeper, "interval", 0.0)
+        monkeypatch.setattr(ws.provider._sweeper, "interval", 0.0)
         assert_ok(session.call("write", {"file_path": "c.txt", "content": "3"}))
         assert not orphan.exists(), "an orphan left after the first sweep survived a later write"
     assert sorted(os.listdir(root)) == ["a.txt", "b.txt", "c.txt"]
@@ -483,7 +486,7 @@ def test_a_large_directory_is_swept_a_batch_per_write(root: Path, monkeypatch: p
     monkeypatch.setattr(tempfiles._DirectoryScan, "step", step)
     with Workspace(root) as ws:
         session = ws.session("s")
-        batch = ws.provider.sweeper.batch
+        batch = ws.provider._sweeper.batch
         assert_ok(session.call("write", {"file_path": "big/first.txt", "content": "x"}))
         assert looked == [batch], "the first write looked at more than one batch of entries"
         for i in range(2004 // batch + 1):
@@ -819,7 +822,7 @@ def test_closing_from_a_watcher_callback_closes_the_workspace(root: Path) -> Non
     assert closed.wait(HANG_GUARD), "the watcher never reported the change"
     assert errors == []
     assert_error(session.call("read", {"file_path": "f.txt"}), "TOOL_ABORTED_BEFORE_DISPATCH")
-    root_fd = ws.provider.resolver.roots[0].fd
+    root_fd = ws.provider._resolver.roots[0].fd
     for _ in range(200):  # the teardown finishes on its own thread once the callback has returned
         try:
             os.fstat(root_fd)
@@ -855,7 +858,7 @@ def test_sweeping_never_moves_the_root_descriptors_offset(root: Path) -> None:
         (root / f"e{i:04d}").touch()
     with Workspace(root) as ws:
         assert_ok(ws.session("s").call("write", {"file_path": "new.txt", "content": "x"}))
-        assert len(os.listdir(ws.provider.resolver.roots[0].fd)) == 3001
+        assert len(os.listdir(ws.provider._resolver.roots[0].fd)) == 3001
 
 
 def test_the_read_limit_is_named_as_such_and_never_below_the_whole_file_limit(root: Path) -> None:

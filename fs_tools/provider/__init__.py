@@ -1,16 +1,46 @@
-"""The provider layer: the only code that touches the disk."""
+"""The provider layer: the only code that touches the disk. Its public face is this package: the
+``Provider`` protocol, ``FileProvider`` (the real one) and the values they hand out."""
 
-from fs_tools.provider.content import TextFile, decode_text, version_of
-from fs_tools.provider.files import CancelToken, FileProvider, Snapshot
-from fs_tools.provider.resolve import Resolved, Resolver
+from fs_tools.provider.content import TextDecoder, TextFile, count_lines, decode_text, version_of
+from fs_tools.provider.face import (
+    CancelToken,
+    Enter,
+    FileState,
+    Gate,
+    Provider,
+    ProviderListener,
+    ReadChild,
+    Scan,
+    Sink,
+    Snapshot,
+    Walk,
+)
+from fs_tools.provider.files import DEFAULT_LOCK_SECONDS, FileProvider, VersionCache
+from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry
 
 __all__ = [
+    "DEFAULT_LOCK_SECONDS",
+    "DIRECTORY",
+    "FILE",
+    "OTHER",
+    "SYMLINK",
     "CancelToken",
+    "Enter",
+    "Entry",
     "FileProvider",
-    "Resolved",
-    "Resolver",
+    "FileState",
+    "Gate",
+    "Provider",
+    "ProviderListener",
+    "ReadChild",
+    "Scan",
+    "Sink",
     "Snapshot",
+    "TextDecoder",
     "TextFile",
+    "VersionCache",
+    "Walk",
+    "count_lines",
     "decode_text",
     "version_of",
 ]

@@ -17,17 +17,41 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar
+from typing import Literal
 
 import xxhash
 
-from fs_tools.errors import Aborted, Busy, FsError, IoError, NotFound, NotRegularFile, StaleVersion, TooLarge
+from fs_tools.errors import (
+    Aborted,
+    Busy,
+    FsError,
+    IoError,
+    NotDirectory,
+    NotFound,
+    NotRegularFile,
+    StaleVersion,
+    TooLarge,
+    path_label,
+)
 from fs_tools.provider import publish
 from fs_tools.provider.content import changed_lines, version_of
-from fs_tools.provider.oserrors import map_os_error
-from fs_tools.provider.resolve import Resolved, Resolver, require_regular
+from fs_tools.provider.face import (
+    CancelToken,
+    Enter,
+    FileState,
+    Gate,
+    ProviderListener,
+    S,
+    Scan,
+    Sink,
+    Snapshot,
+    T,
+    Walk,
+)
+from fs_tools.provider.oserrors import os_errors
+from fs_tools.provider.resolve import DIR_FLAGS, Resolved, Resolver, require_regular
 from fs_tools.provider.tempfiles import Sweeper, create_temp
+from fs_tools.provider.walk import FILE, Entry, start_directory, walk
 
 log = logging.getLogger("fs_tools.provider")
 
@@ -44,20 +68,6 @@ DEFAULT_MAX_READ_BYTES = 1 << 30
 # covers it; a whole-second one may come from a coarse filesystem, and gets the long margin.
 _RACY_NS = 3_000_000_000
 _RACY_FINE_NS = 100_000_000
-
-
-class CancelToken(Protocol):
-    def is_set(self) -> bool: ...
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The exact bytes of a file at one moment, their version, and the stat that vouches for them."""
-
-    data: bytes
-    version: str
-    stat: os.stat_result
-    taken_ns: int = 0  # wall-clock time when the read began; 0: unknown
 
 
 def _stat_vouches(snap: Snapshot) -> bool:
@@ -80,26 +90,6 @@ def _same_file_state(a: os.stat_result, b: os.stat_result) -> bool:
     )
 
 
-class Sink(Protocol):
-    """Receives a file's bytes, chunk by chunk, during a scan."""
-
-    def feed(self, chunk: bytes) -> None: ...
-
-
-S = TypeVar("S", bound=Sink)
-
-
-@dataclass(frozen=True)
-class Scan:
-    """The version and stat of the exact bytes a scan fed to its sink."""
-
-    version: str
-    stat: os.stat_result
-    size: int
-    settled: bool = True
-    taken_ns: int = 0
-
-
 class _Collector:
     """A sink that keeps the bytes, refusing to grow past the provider's limit."""
 
@@ -111,7 +101,7 @@ class _Collector:
 
     def feed(self, chunk: bytes) -> None:
         self._size += len(chunk)
-        self._provider.check_size(self._size, self._display)  # the file grew while we read it
+        self._provider._check_size(self._size, self._display)  # the file grew while we read it
         self._chunks.append(chunk)
 
     def data(self) -> bytes:
@@ -218,35 +208,225 @@ class FileProvider:
             )
         if not lock_timeout > 0:
             raise ValueError(f"lock_timeout must be a positive number of seconds, got {lock_timeout!r}")
-        self.resolver = Resolver(roots)
+        self._resolver = Resolver(roots)
         self.max_file_bytes = max_file_bytes
         self.max_read_bytes = max_read_bytes
         self.lock_timeout = lock_timeout
-        self.locks = KeyedLocks(lock_timeout)
-        self.cache = VersionCache()
-        self.sweeper = Sweeper()
+        self._locks = KeyedLocks(lock_timeout)
+        self._cache = VersionCache()
+        self._sweeper = Sweeper()
+        self._listeners: tuple[ProviderListener, ...] = ()
 
     def close(self) -> None:
-        self.sweeper.close()
-        self.resolver.close()
+        self._sweeper.close()
+        self._resolver.close()
 
-    def resolve(self, path: str, *, create_parents: bool = False) -> contextlib.AbstractContextManager[Resolved]:
-        return self.resolver.resolve(path, create_parents=create_parents)
+    # --- the public face: one method per operation --------------------------------------------------
+
+    @property
+    def root_paths(self) -> tuple[str, ...]:
+        """The roots as the host configured them (absolute), the primary first."""
+        return tuple(root.configured for root in self._resolver.roots)
+
+    @property
+    def real_root_paths(self) -> tuple[str, ...]:
+        """The roots' canonical forms, as file keys begin."""
+        return tuple(root.real for root in self._resolver.roots)
+
+    def key_of(self, path: str) -> str:
+        """The canonical absolute path ``path`` names: the identity observations are kept under."""
+        with os_errors(path_label(path)), self._resolve(path) as target:
+            return target.key
+
+    def relative_paths(self, key: str) -> tuple[str, ...]:
+        """Every spelling of ``key`` relative to a root that holds it (nested roots give several)."""
+        return tuple(self._resolver.relative_forms(key))
+
+    def read(
+        self,
+        path: str,
+        new_sink: Callable[[], S],
+        *,
+        record: Callable[[str, Scan | None], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> tuple[str, tuple[S, Scan] | None]:
+        """Feed the file's bytes to a fresh sink while hashing them: the file's key, and the sink with the
+        scan (None when the file does not exist). ``record`` (an observing read) is handed the key and
+        the scan under the file's lock, so no commit can slip between what was read and what is recorded;
+        a file that never held still is returned with ``settled=False`` rather than refused."""
+        display = path_label(path)
+        with os_errors(display), self._resolve(path) as target:
+            with self._locks.hold(target.key, cancel=cancel, display=display):
+                found = self._scan(target, display, new_sink, unsettled_ok=True)
+                if record is not None:
+                    record(target.key, found[1] if found is not None else None)
+            if record is not None:
+                for listener in self._listeners:
+                    listener.read_recorded(target.key)
+            return target.key, found
+
+    def current_version(self, path: str, while_locked: Callable[[], T]) -> tuple[T, str | None]:
+        """The file's version now (None when it does not exist), and what ``while_locked`` returned under
+        the file's lock — where no read or commit is between seeing a version and recording it."""
+        display = path_label(path)
+        with os_errors(display), self._resolve(path) as target, self._locks.hold(target.key, display=display):
+            value = while_locked()
+            found = self._scan(target, display, _Discard)
+            return value, (found[1].version if found is not None else None)
+
+    def commit(
+        self,
+        path: str,
+        gate: Gate,
+        content: bytes | Callable[[Snapshot], bytes],
+        *,
+        cancel: CancelToken | None = None,
+    ) -> Snapshot:
+        """Publish new bytes for ``path`` atomically, if the file is still as ``gate.expect`` says.
+
+        ``content`` is the new bytes (a write), or a function of the current snapshot (an edit: the file
+        must exist, and its bytes are read under the lock and checked against the expected version before
+        the function runs). Missing parent directories of a new file are created, and removed again if the
+        commit fails. ``gate.record`` learns the new version before the file's lock is released."""
+        display = path_label(path)
+        with os_errors(display), contextlib.ExitStack() as stack:
+            target = stack.enter_context(self._resolve(path))
+            expected = gate.expect(self._state(target, display))
+            if isinstance(content, bytes):
+                self._check_content_size(len(content), display)  # refused before the disk is touched
+            if expected is None and not target.parent_exists:
+                _check_cancel(cancel, f"writing {display!r}")
+                target = stack.enter_context(self._resolve(path, create_parents=True))
+                expected = gate.expect(self._state(target, display))
+            try:
+                with self._locks.hold(target.key, cancel=cancel, display=display):
+                    before = None
+                    if not isinstance(content, bytes):
+                        before = self._current(target, expected, display)
+                    data = content if isinstance(content, bytes) else content(before)  # type: ignore[arg-type]
+                    _check_cancel(cancel, f"writing {display!r}")
+                    after = self._commit(target, data, expected=expected, display=display, basis=before, cancel=cancel)
+                    gate.record(target.key, after)
+                    return after
+            except BaseException:
+                target.remove_created_directories()  # a failed create leaves no empty directories behind
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover - the with block returns or raises
+
+    @contextlib.contextmanager
+    def walk(
+        self,
+        path: str,
+        *,
+        descend: Callable[[Entry], bool],
+        enter: Enter | None = None,
+        sizes: bool = True,
+        files_too: bool = False,
+    ) -> Iterator[Walk]:
+        """Walk the directory ``path`` names (see ``walk.walk``): entries below it in sorted, depth-first
+        order, never through a symlink. ``enter`` sees every directory from the root down to the start
+        first, then each one the walk enters. A regular file as the start is FS_NOT_DIRECTORY, or with
+        ``files_too`` the walk's one ``file``."""
+        display = path_label(path)
+        with contextlib.ExitStack() as stack:
+            with os_errors(display):  # the caller's body, run at the yield, is not the provider's
+                target = stack.enter_context(self._resolve(path))
+                found = self._walk_start(target, display, files_too)
+                if isinstance(found, Entry):
+                    start: Walk = Walk(target.parts[:-1], iter(()), found)
+                else:
+                    stack.callback(os.close, found)
+                    if enter is not None:
+                        _enter_ancestors(target, enter)
+                    start = Walk(target.parts, _walk(found, descend, enter=enter, sizes=sizes, start=target.parts))
+            yield start
+
+    def _walk_start(self, target: Resolved, display: str, files_too: bool) -> int | Entry:
+        """A new descriptor of the directory ``target`` names, or (``files_too``) the regular file it is."""
+        current = target.leaf_stat()
+        if current is None:
+            raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
+        if not stat.S_ISDIR(current.st_mode):
+            if not files_too:
+                raise NotDirectory(f"{display!r} is not a directory", details={"reason": "leaf"})
+            require_regular(current, display)  # a FIFO or device is named as such, never opened
+            assert target.dir_fd is not None and target.name is not None
+            return Entry((target.name,), FILE, current.st_size, target.dir_fd)
+        fd = start_directory(target)
+        if fd is None:
+            raise NotDirectory(f"{display!r} is not a directory", details={"reason": "leaf"})
+        return fd
+
+    def read_entry(self, entry: Entry, limit: int) -> tuple[bytes | None, int]:
+        """The bytes of a regular file met on a walk, and its size; (None, size) when it is over
+        ``limit`` bytes, (None, -1) when it vanished, changed kind or cannot be read since the walk saw
+        it. Valid only while the walk is at that entry."""
+        return read_child(entry.parent_fd, entry.name, limit)
+
+    def remember(self, version: str, data: bytes) -> None:
+        """Keep a version's bytes a while, so a later stale error can say which lines changed."""
+        self._cache.put(version, data)
+
+    @property
+    def remember_limit(self) -> int:
+        """The largest content ``remember`` keeps."""
+        return self._cache.max_item
+
+    def keep_contents_in(self, cache: VersionCache) -> None:
+        """Remember contents in ``cache`` (a persistent one lets a later process say which lines changed)."""
+        self._cache = cache
+
+    def listen(self, listener: ProviderListener) -> Callable[[], None]:
+        """Tell ``listener`` of the provider's moments (see ``ProviderListener``); returns the function
+        that stops it."""
+        self._listeners = (*self._listeners, listener)
+
+        def stop() -> None:
+            self._listeners = tuple(other for other in self._listeners if other is not listener)
+
+        return stop
+
+    # --- resolution ---------------------------------------------------------------------------------
+
+    def _resolve(self, path: str, *, create_parents: bool = False) -> contextlib.AbstractContextManager[Resolved]:
+        return self._resolver.resolve(path, create_parents=create_parents)
+
+    def _state(self, target: Resolved, display: str) -> FileState:
+        current = target.leaf_stat()
+        unreadable: FsError | None = None
+        if current is not None:
+            try:
+                require_plain_file(current, display)
+                self._check_size(current.st_size, display)
+            except FsError as exc:
+                unreadable = exc
+        return FileState(target.key, display, self.relative_paths(target.key), current is not None, unreadable)
+
+    def _current(self, target: Resolved, expected: str | None, display: str) -> Snapshot:
+        """The file as it is now, which must still be the expected version."""
+        if expected is None:
+            raise vanished(display)
+        now = self._snapshot(target, display)
+        if now is None:
+            raise vanished(display)
+        if now.version != expected:
+            raise self._stale(display, expected, now)
+        return now
 
     # --- reading ------------------------------------------------------------------------------------
 
-    def snapshot(self, target: Resolved, display: str) -> Snapshot | None:
+    def _snapshot(self, target: Resolved, display: str) -> Snapshot | None:
         """The file's current bytes and version, or None when it does not exist (``FS_TOO_LARGE`` over
         the limit, checked before reading)."""
-        found = self.scan(target, display, lambda: _Collector(self, display), bounded=True)
+        found = self._scan(target, display, lambda: _Collector(self, display), bounded=True)
         if found is None:
             return None
         collector, scan = found
         snap = Snapshot(data=collector.data(), version=scan.version, stat=scan.stat, taken_ns=scan.taken_ns)
-        self.cache.put(snap.version, snap.data)
+        self._cache.put(snap.version, snap.data)
         return snap
 
-    def scan(
+    def _scan(
         self,
         target: Resolved,
         display: str,
@@ -261,6 +441,8 @@ class FileProvider:
         refuses a file over the size limit before reading it. ``unsettled_ok`` returns the last attempt
         of a file that never held still, marked ``settled=False``: its bytes may be torn, so its version
         must not be recorded."""
+        for listener in self._listeners:
+            listener.operation_started(target.key)
         last: tuple[S, Scan] | None = None
         for _ in range(_READ_ATTEMPTS):
             sink = new_sink()
@@ -296,19 +478,17 @@ class FileProvider:
                 return None
             require_plain_file(before, display)
             if bounded:
-                self.check_size(before.st_size, display)
+                self._check_size(before.st_size, display)
         try:
             fd, opened = open_regular_with_stat(target.dir_fd, target.name, display)
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            raise map_os_error(exc, display) from exc
         if before is not None and (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
             os.close(fd)
             return False
         if opened.st_size > (self.max_file_bytes if bounded else self.max_read_bytes):
             os.close(fd)
-            self.check_size(opened.st_size, display, reading=not bounded)
+            self._check_size(opened.st_size, display, reading=not bounded)
         try:
             hasher = xxhash.xxh3_128()
             size = 0
@@ -319,14 +499,12 @@ class FileProvider:
                 size += len(chunk)
                 sink.feed(chunk)
             after = os.fstat(fd)
-        except OSError as exc:
-            raise map_os_error(exc, display) from exc
         finally:
             os.close(fd)
         settled = _same_file_state(opened, after) and size == after.st_size  # else a writer raced the read
         return Scan(version=hasher.hexdigest(), stat=after, size=size, settled=settled, taken_ns=started)
 
-    def check_size(self, size: int, display: str, *, reading: bool = False) -> None:
+    def _check_size(self, size: int, display: str, *, reading: bool = False) -> None:
         """FS_TOO_LARGE when a file of ``size`` bytes is over the limit for whole-file work (with
         ``reading``: over the limit for being read at all)."""
         limit = self.max_read_bytes if reading else self.max_file_bytes
@@ -338,7 +516,7 @@ class FileProvider:
 
     # --- writing ------------------------------------------------------------------------------------
 
-    def commit(
+    def _commit(
         self,
         target: Resolved,
         data: bytes,
@@ -352,11 +530,13 @@ class FileProvider:
         """Atomically replace the file if it is still at version ``expected``, or create it if ``expected``
         is None and it still does not exist; ``FS_STALE_VERSION`` otherwise.
 
-        The caller holds ``self.locks.hold(target.key)``. ``basis`` is a snapshot already taken under
+        The caller holds ``self._locks.hold(target.key)``. ``basis`` is a snapshot already taken under
         that lock; the last check, under the directory's OS lock, trusts an unchanged stat of it only
         when the file was last changed well before the snapshot was read.
         """
-        self.check_content_size(len(data), display)
+        for listener in self._listeners:
+            listener.operation_started(target.key)
+        self._check_content_size(len(data), display)
         if target.name is None:
             raise NotRegularFile(f"{display!r} is a directory, not a regular file", details={"kind": "directory"})
         if target.dir_fd is None:
@@ -365,6 +545,8 @@ class FileProvider:
             raise NotFound(f"{display!r}: the parent directory does not exist", details={"reason": "parent"})
         current = target.leaf_stat()
         basis = self._check_expected(target, current, expected, display, basis)
+        for listener in self._listeners:
+            listener.version_checked(target.key)
         if cancel is not None and cancel.is_set():
             raise Aborted(f"writing {display!r} was cancelled before anything was written")
         keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
@@ -373,7 +555,7 @@ class FileProvider:
         if target.staged is not None and not target.staged.published:
             return self._publish_staging(target, data, new_stat, display, cancel, attempt)
         snap = Snapshot(data=data, version=version_of(data), stat=new_stat)
-        self.cache.put(snap.version, data)
+        self._cache.put(snap.version, data)
         return snap
 
     def _publish_staging(
@@ -388,13 +570,13 @@ class FileProvider:
         appeared = False
         try:
             with _directory_lock(staged.parent, self.lock_timeout, cancel, display):
-                self.sweeper.sweep(staged.parent)  # where killed creators leave their staging
+                self._sweeper.sweep(staged.parent)  # where killed creators leave their staging
                 done = publish.rename_directory_no_replace(staged.parent, staged.name, staged.final)
         except FileExistsError:
             done, appeared = False, True
-        except OSError as exc:
+        except OSError:
             _withdraw_staged(target)
-            raise map_os_error(exc, display) from exc
+            raise
         except BaseException:
             if not staged.published and not _names(staged.parent, staged.final, os.fstat(staged.fd)):
                 _withdraw_staged(target)
@@ -406,7 +588,7 @@ class FileProvider:
             except OSError as exc:
                 log.warning("directory fsync after creating %r failed: errno %s", display, exc.errno)
             snap = Snapshot(data=data, version=version_of(data), stat=written)
-            self.cache.put(snap.version, data)
+            self._cache.put(snap.version, data)
             return snap
         _withdraw_staged(target)
         if attempt >= 3:
@@ -414,19 +596,19 @@ class FileProvider:
                 f"{display!r}: its parent directories kept changing while it was being created",
                 details={"reason": "raced"},
             )
-        with self.resolver.resolve(target.key, create_parents=True, stage=appeared) as again:
+        with self._resolver.resolve(target.key, create_parents=True, stage=appeared) as again:
             if again.key != target.key:  # a symlink appeared on the way: the gates judged another path
                 raise IoError(
                     f"{display!r}: a directory on the path changed while it was being created",
                     details={"reason": "raced"},
                 )
             try:
-                return self.commit(again, data, expected=None, display=display, cancel=cancel, attempt=attempt + 1)
+                return self._commit(again, data, expected=None, display=display, cancel=cancel, attempt=attempt + 1)
             except BaseException:
                 again.remove_created_directories()
                 raise
 
-    def check_content_size(self, size: int, display: str) -> None:
+    def _check_content_size(self, size: int, display: str) -> None:
         """FS_TOO_LARGE when new content of ``size`` bytes is over the limit."""
         if size > self.max_file_bytes:
             raise TooLarge(
@@ -464,17 +646,17 @@ class FileProvider:
             and (not strict or _stat_vouches(basis))
         ):
             return basis
-        now = self.snapshot(target, display)
+        now = self._snapshot(target, display)
         if now is None:
             raise vanished(display)
         if now.version != expected:
-            raise self.stale(display, expected, now)
+            raise self._stale(display, expected, now)
         return now
 
-    def stale(self, display: str, observed_version: str, now: Snapshot) -> StaleVersion:
+    def _stale(self, display: str, observed_version: str, now: Snapshot) -> StaleVersion:
         """The condition "changed since observed", with the changed lines when the old bytes are cached."""
         details: dict[str, object] = {"found": "modified"}
-        old = self.cache.get(observed_version)
+        old = self._cache.get(observed_version)
         if old is not None:
             change = changed_lines(old, now.data)
             if change is not None:
@@ -505,7 +687,7 @@ class FileProvider:
         published = False
         try:
             if target.staged is None:
-                self.sweeper.sweep(dir_fd)
+                self._sweeper.sweep(dir_fd)
             fd, temp = create_temp(dir_fd, 0o600 if keep is not None else 0o666)
             try:  # the temp stays open, and so locked against sweepers, until it is published
                 _write_all(fd, data)
@@ -540,8 +722,6 @@ class FileProvider:
                         self._replace(dir_fd, temp, name, verified, written, display)
             finally:
                 os.close(fd)
-        except OSError as exc:
-            raise map_os_error(exc, display) from exc
         finally:
             if not published and temp is not None:
                 with contextlib.suppress(OSError):
@@ -654,6 +834,77 @@ class FileProvider:
             return left > 0 and hasher.hexdigest() == verified.version
         except (OSError, FsError):
             return False
+
+
+class _Discard:
+    def feed(self, chunk: bytes) -> None:
+        pass
+
+
+def _check_cancel(cancel: CancelToken | None, what: str) -> None:
+    if cancel is not None and cancel.is_set():
+        raise Aborted(f"{what} was cancelled before anything was written")
+
+
+def read_child(dir_fd: int, name: str, limit: int, *, truncate: bool = False) -> tuple[bytes | None, int]:
+    """The bytes of the regular file ``name`` in ``dir_fd`` and its size: (None, size) over ``limit``
+    bytes (with ``truncate``: its first ``limit`` bytes instead), (None, -1) when it is not a regular
+    file or cannot be read. Never opens a FIFO or a device; never raises."""
+    try:
+        fd, st = open_regular_with_stat(dir_fd, name, name)
+    except (OSError, FsError):
+        return None, -1
+    try:
+        if st.st_size > limit and not truncate:
+            return None, st.st_size
+        return _read_up_to(fd, min(st.st_size, limit), limit), st.st_size
+    except OSError:
+        return None, -1
+    finally:
+        os.close(fd)
+
+
+def _read_up_to(fd: int, expected: int, limit: int) -> bytes:
+    """The file's bytes: the size fstat promised, or (for a file growing meanwhile) what arrives at
+    once, never more than ``limit``."""
+    chunks = []
+    size = 0
+    while size < limit and (chunk := os.read(fd, max(min(expected + 1, limit - size), 1))):
+        chunks.append(chunk)
+        size += len(chunk)
+        if len(chunk) <= expected:
+            break  # the size fstat promised has arrived; a file growing meanwhile is read as it was
+        expected = 0
+    return b"".join(chunks)
+
+
+def _reader(dir_fd: int) -> Callable[[str, int], bytes | None]:
+    def read(name: str, limit: int) -> bytes | None:
+        return read_child(dir_fd, name, limit, truncate=True)[0]
+
+    return read
+
+
+def _enter_ancestors(target: Resolved, enter: Enter) -> None:
+    """Show ``enter`` each directory from the root down to (not including) the walk's start."""
+    fd = os.dup(target.root.fd)
+    try:
+        for depth in range(len(target.parts)):
+            enter(target.parts[:depth], _reader(fd))
+            child = os.open(target.parts[depth], DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except OSError:
+        pass  # the start was resolved a moment ago; a directory changing now only hides its files
+    finally:
+        os.close(fd)
+
+
+def _walk(
+    fd: int, descend: Callable[[Entry], bool], *, enter: Enter | None, sizes: bool, start: tuple[str, ...]
+) -> Iterator[Entry]:
+    seen = None if enter is None else (lambda prefix, dir_fd: enter((*start, *prefix), _reader(dir_fd)))
+    return walk(fd, descend, enter=seen, sizes=sizes)
 
 
 def _hold(dir_fd: int, name: str) -> int | None:

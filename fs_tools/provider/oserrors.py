@@ -6,8 +6,10 @@ could carry a resolved path outside the roots.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+from collections.abc import Iterator
 
 from fs_tools.errors import (
     FsError,
@@ -43,3 +45,13 @@ def map_os_error(exc: OSError, display: str) -> FsError:
     if code == errno.ENAMETOOLONG:
         return IoError(f"{display!r}: a file name or the path is too long", details=details)
     return IoError(f"{display!r}: {reason}", details=details)
+
+
+@contextlib.contextmanager
+def os_errors(display: str) -> Iterator[None]:
+    """The one seam where the operating system's errors become the provider's: every public operation
+    runs inside it, and the path the caller gave is attached on the way out."""
+    try:
+        yield
+    except OSError as exc:
+        raise map_os_error(exc, display) from exc

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 from fs_tools.errors import IoError, NotDirectory, NotFound, NotRegularFile, SandboxDenied, path_label
 from fs_tools.provider import publish
-from fs_tools.provider.oserrors import map_os_error
 from fs_tools.provider.tempfiles import create_staging, empty_tree, is_reserved_name
 
 MAX_SYMLINK_HOPS = 40
@@ -92,10 +91,6 @@ class Resolved:
     _owned: list[int] = field(default_factory=list, repr=False)
     created: list[tuple[int, str]] = field(default_factory=list, repr=False)  # (parent fd, name) we made
     staged: Staging | None = field(default=None, repr=False)
-
-    @property
-    def relative(self) -> str:
-        return "/".join(self.parts) or "."
 
     @functools.cached_property
     def key(self) -> str:
@@ -254,16 +249,14 @@ class Resolver:
                         _close_all(owned)
                         return Resolved(root, tail, tail[-1] if not must_be_dir else None, None, [])
                     if stage and staged is None:
-                        staged, fd = _stage(cur, comp, display)
+                        staged, fd = _stage(cur, comp)
                         owned.append(fd)
                         names.append(comp)
                         continue
-                    if _make_directory(cur, comp, display):  # not one another writer made meanwhile
+                    if _make_directory(cur, comp):  # not one another writer made meanwhile
                         created.append((cur, comp))
                     pending.appendleft(comp)
                     continue
-                except OSError as exc:
-                    raise map_os_error(exc, display) from exc
                 if stat.S_ISLNK(st.st_mode):
                     hops += 1
                     if hops > MAX_SYMLINK_HOPS:
@@ -317,7 +310,7 @@ class Resolver:
                     f"{display!r}: a symlink on the path changed while it was being resolved",
                     details={"errno": exc.errno, "reason": "raced"},
                 ) from exc
-            raise map_os_error(exc, display) from exc
+            raise
         target_parts = [p for p in target.split("/") if p not in ("", ".")]
         if not target.startswith("/") and _climbs_above(len(names), target_parts):
             # A relative target that climbs out of this root may land in it again or in another root:
@@ -363,27 +356,22 @@ def _open_directory(cur: int, comp: str, display: str) -> int:
                 f"{display!r}: a directory on the path changed while it was being resolved",
                 details={"errno": exc.errno, "reason": "raced"},
             ) from exc
-        raise map_os_error(exc, display) from exc
+        raise
 
 
-def _stage(cur: int, comp: str, display: str) -> tuple[Staging, int]:
+def _stage(cur: int, comp: str) -> tuple[Staging, int]:
     """A hidden temp directory in ``cur`` to build the missing chain under, open and locked (a live
     writer's staging is never swept)."""
-    try:
-        fd, name = create_staging(cur)
-    except OSError as exc:
-        raise map_os_error(exc, display) from exc
+    fd, name = create_staging(cur)
     return Staging(parent=cur, name=name, final=comp, fd=fd), fd
 
 
-def _make_directory(cur: int, comp: str, display: str) -> bool:
+def _make_directory(cur: int, comp: str) -> bool:
     try:
         os.mkdir(comp, 0o777, dir_fd=cur)
         return True
     except FileExistsError:
         return False  # created by someone else meanwhile: the walk looks again
-    except OSError as exc:
-        raise map_os_error(exc, display) from exc
 
 
 def _close_all(fds: list[int]) -> None:

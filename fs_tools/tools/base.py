@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 
 from fs_tools.arguments import ToolArgs, ToolOutputModel, published_schema
 from fs_tools.errors import Aborted
-from fs_tools.provider import CancelToken, FileProvider
+from fs_tools.provider import CancelToken, Provider
 from policy import ObservationStore, ProtectedPaths
 
 A = TypeVar("A", bound=ToolArgs)
@@ -27,7 +27,7 @@ class ToolOutput:
 class ToolContext:
     """Everything a tool body may use for one call."""
 
-    provider: FileProvider
+    provider: Provider
     store: ObservationStore
     session: str
     read_only: bool

@@ -4,26 +4,17 @@ pattern), and how names are shown so that no name can forge a line."""
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 import re
-import stat
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import bracex
 from wcmatch import fnmatch as wcfnmatch
 
-from fs_tools.errors import FsError, NotDirectory, NotFound, path_label
-from fs_tools.provider import Resolved
-from fs_tools.provider.files import open_regular_with_stat
-from fs_tools.provider.oserrors import map_os_error
-from fs_tools.provider.resolve import DIR_FLAGS, require_regular
-from fs_tools.provider.walk import DIRECTORY, Entry, start_directory
-from fs_tools.tools.base import ToolContext
+from fs_tools.provider import DIRECTORY, Entry, ReadChild
 
 VCS_DIRECTORIES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".jj"})
 
@@ -209,36 +200,9 @@ def plural(count: int, one: str, many: str) -> str:
     return f"{count:,} {one if count == 1 else many}"
 
 
-def shown_path(target: Resolved, parts: tuple[str, ...]) -> str:
-    """An entry's path as the tools show it: relative to its root."""
-    return "/".join(visible(p) for p in (*target.parts, *parts))
-
-
-@contextlib.contextmanager
-def walk_start(ctx: ToolContext, path: str, *, files_too: bool = False) -> Iterator[tuple[Resolved, int | None]]:
-    """The resolved start of a walk and a descriptor for its directory — or None for a regular file
-    when ``files_too``; FS_NOT_FOUND / FS_NOT_DIRECTORY otherwise."""
-    label = path_label(path)
-    with ctx.provider.resolve(path) as target:
-        current = target.leaf_stat()
-        if current is None:
-            raise NotFound(f"{label!r} does not exist", details={"reason": "missing"})
-        if not stat.S_ISDIR(current.st_mode):
-            if files_too:
-                require_regular(current, label)  # a FIFO or device is named as such, never opened
-                yield target, None
-                return
-            raise NotDirectory(f"{label!r} is not a directory", details={"reason": "leaf"})
-        try:
-            fd = start_directory(target)
-        except OSError as exc:
-            raise map_os_error(exc, label) from exc
-        if fd is None:
-            raise NotDirectory(f"{label!r} is not a directory", details={"reason": "leaf"})
-        try:
-            yield target, fd
-        finally:
-            os.close(fd)
+def shown_path(start: tuple[str, ...], parts: tuple[str, ...]) -> str:
+    """An entry's path as the tools show it: relative to its root (``start`` is the walk's)."""
+    return "/".join(visible(p) for p in (*start, *parts))
 
 
 @dataclass(frozen=True)
@@ -319,54 +283,30 @@ class IgnoreRules:
     start: tuple[str, ...] = ()  # the walk's start, relative to its root
     deadline: float = math.inf  # reading rules stops here (TimeoutError)
     _files: dict[tuple[str, ...], list[IgnoreRule]] = field(default_factory=dict)
-    _start_ignored: bool = False
+    _start_ignored: bool | None = None  # worked out once the rules above the start are read
     _parent: tuple[str, ...] | None = None  # the directory whose applicable files are cached
     _applicable: list[tuple[int, list[IgnoreRule]]] = field(default_factory=list)
 
-    def load_ancestors(self, root_fd: int) -> None:
-        """Read the .gitignore of the root and of every directory down to (not including) the start."""
+    def load(self, directory: tuple[str, ...], read: ReadChild) -> None:
+        """The walk's ``enter`` hook: ``directory`` is relative to the root, and its .gitignore (at most
+        1 MiB of it) is read with ``read``."""
         if not self.enabled:
             return
-        fd = os.dup(root_fd)
-        try:
-            for depth in range(len(self.start)):
-                self._load_absolute(self.start[:depth], fd)
-                child = os.open(self.start[depth], DIR_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd = child
-        except OSError:
-            pass  # the start was resolved a moment ago; a directory changing now only loses a rule
-        finally:
-            os.close(fd)
-        self._start_ignored = any(
-            self._verdict(self.start[:depth], directory=True) for depth in range(1, len(self.start) + 1)
-        )
-
-    def load(self, directory: tuple[str, ...], directory_fd: int) -> None:
-        """``walk``'s ``enter`` hook: ``directory`` is relative to the start."""
-        if self.enabled:
-            self._load_absolute((*self.start, *directory), directory_fd)
-
-    def _load_absolute(self, directory: tuple[str, ...], directory_fd: int) -> None:
-        try:
-            # never opens a FIFO or device that happens to be named .gitignore
-            fd, _ = open_regular_with_stat(directory_fd, ".gitignore", ".gitignore")
-        except (OSError, FsError):
+        data = read(".gitignore", 1 << 20)
+        if data is None:
             return
-        try:
-            text = os.read(fd, 1 << 20).decode("utf-8", "replace")
-        except OSError:
-            return
-        finally:
-            os.close(fd)
-        rules = ignore_rules(text, self.deadline)
+        rules = ignore_rules(data.decode("utf-8", "replace"), self.deadline)
         if rules:
             self._files[directory] = rules
             self._parent = None
+            self._start_ignored = None
 
     def ignored(self, entry: Entry) -> bool:
         if not self.enabled:
             return False
+        if self._start_ignored is None:
+            depths = range(1, len(self.start) + 1)
+            self._start_ignored = any(self._verdict(self.start[:depth], directory=True) for depth in depths)
         return self._start_ignored or self._verdict((*self.start, *entry.parts), directory=entry.kind == DIRECTORY)
 
     def _verdict(self, parts: tuple[str, ...], *, directory: bool) -> bool:

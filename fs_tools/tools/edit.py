@@ -10,8 +10,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import EditNotFound, path_label
-from fs_tools.provider import Snapshot, TextFile, decode_text
-from fs_tools.provider.content import count_lines
+from fs_tools.provider import Snapshot, TextFile, count_lines, decode_text
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.matching import Miss, Replacement, line_start, replace
 from fs_tools.tools.mutation import commit_gated
@@ -110,14 +109,13 @@ class _Outcome:
 
 
 def _apply(
-    snapshot: Snapshot | None,
+    snapshot: Snapshot,
     edits: Sequence[EditSpec | EditArgs],
     display: str,
     pointers: Sequence[str],
     limit: int,
     outcome: _Outcome,
 ) -> bytes:
-    assert snapshot is not None  # an edit always has the observed version in hand
     decoded = decode_text(snapshot.data, display)
     text, size, form = decoded.text, len(snapshot.data), TextFile("", decoded.bom, decoded.newline)
     del decoded  # only the current text is ever held: each edit's input goes when its result exists
@@ -147,7 +145,7 @@ def _run(ctx: ToolContext, path: str, edits: Sequence[EditSpec | EditArgs], poin
     display = path_label(path)
     outcome = _Outcome()
 
-    def produce(snapshot: Snapshot | None) -> bytes:
+    def produce(snapshot: Snapshot) -> bytes:
         return _apply(snapshot, edits, display, pointers, ctx.provider.max_file_bytes, outcome)
 
     try:

@@ -10,14 +10,13 @@ from pydantic import Field
 
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolTimeout
-from fs_tools.provider.walk import FILE, Entry, walk
+from fs_tools.provider import FILE, Entry
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import (
     VCS_DIRECTORIES,
     compile_glob,
     glob_pattern_violations,
     shown_path,
-    walk_start,
     with_first_rows,
 )
 
@@ -46,9 +45,8 @@ def run_glob(ctx: ToolContext, args: GlobArgs) -> ToolOutput:
     deadline = time.monotonic() + ctx.search_seconds
     found: list[str] = []
     truncated = False
-    with walk_start(ctx, args.path) as (target, fd):
-        assert fd is not None
-        for entry in walk(fd, _descend, sizes=False):
+    with ctx.provider.walk(args.path, descend=_descend, sizes=False) as walked:
+        for entry in walked.entries:
             if time.monotonic() > deadline:
                 raise ToolTimeout(_timeout_message(ctx, args, found), details={"matches": len(found)})
             if entry.kind != FILE or not pattern.matches(entry.parts):
@@ -56,7 +54,7 @@ def run_glob(ctx: ToolContext, args: GlobArgs) -> ToolOutput:
             if len(found) >= MAX_MATCHES:
                 truncated = True
                 break
-            found.append(shown_path(target, entry.parts))
+            found.append(shown_path(walked.start, entry.parts))
     if not found:
         return ToolOutput(
             text=f"(no files match {args.pattern!r} under {args.path!r})",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -15,8 +14,7 @@ from pydantic import Field
 
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolArgsError, ToolTimeout
-from fs_tools.provider.files import open_regular_with_stat
-from fs_tools.provider.walk import FILE, Entry, walk
+from fs_tools.provider import FILE, Entry, Walk
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import (
     VCS_DIRECTORIES,
@@ -27,7 +25,6 @@ from fs_tools.tools.discovery import (
     plural,
     shown_path,
     visible,
-    walk_start,
     with_first_rows,
 )
 
@@ -125,20 +122,14 @@ class _Search:
     skipped_ignored: int = 0
     truncated: bool = False
 
-    def file(self, shown: str, dir_fd: int, name: str) -> None:
-        try:
-            fd, st = open_regular_with_stat(dir_fd, name, shown)
-        except Exception:  # vanished, swapped or unreadable since the walk saw it: skip it
-            return
-        try:
-            if st.st_size > self.max_bytes:
+    def file(self, shown: str, content: tuple[bytes | None, int]) -> None:
+        """Search one file's bytes, as the provider read them: (None, size) for a file over the size
+        limit, (None, -1) for one that vanished or could not be read since the walk saw it (skipped)."""
+        data, size = content
+        if data is None:
+            if size > self.max_bytes:
                 self.skipped_large += 1
-                return
-            data = _read_all(fd, st.st_size)
-        except OSError:
             return
-        finally:
-            os.close(fd)
         if b"\0" in data[:_SNIFF]:
             self.searched += 1
             self.skipped_binary += 1
@@ -176,16 +167,6 @@ class _Search:
             self.with_matches += 1
 
 
-def _read_all(fd: int, expected: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, max(expected + 1, 1 << 16)):
-        chunks.append(chunk)
-        if len(chunk) <= expected:
-            break  # the size fstat promised has arrived; a file growing meanwhile is searched as it was
-        expected = 0
-    return b"".join(chunks)
-
-
 def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
     plain = not args.case_insensitive and re.escape(args.pattern) == args.pattern
     # compiled once per call; validation has refused what it cannot compile
@@ -196,13 +177,20 @@ def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
         max_bytes=ctx.provider.max_file_bytes,
         literal=args.pattern.encode("utf-8") if plain else None,
     )
+    ignores = IgnoreRules(enabled=not args.include_ignored, deadline=search.deadline)
+
+    def descend(entry: Entry) -> bool:
+        return entry.name not in VCS_DIRECTORIES and not ignores.ignored(entry)
+
+    provider = ctx.provider
     try:
-        with walk_start(ctx, args.path, files_too=True) as (target, fd):
-            if fd is None:
-                assert target.dir_fd is not None and target.name is not None
-                search.file(shown_path(target, ()), target.dir_fd, target.name)
+        with provider.walk(args.path, descend=descend, enter=ignores.load, sizes=False, files_too=True) as found:
+            if found.file is not None:
+                content = provider.read_entry(found.file, search.max_bytes)
+                search.file(shown_path(found.start, found.file.parts), content)
             else:
-                _search_tree(ctx, args, search, target, fd, file_filter)
+                ignores.start = found.start
+                _search_tree(ctx, search, found, ignores, file_filter)
     except TimeoutError as exc:  # the matcher ran out of budget inside one file, or reading a .gitignore
         raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)}) from exc
     return ToolOutput(text=_render(args, search), value=_value(args, search))
@@ -228,15 +216,9 @@ def _matcher(pattern: str, case_insensitive: bool) -> Callable[[str, float], Ite
 
 
 def _search_tree(
-    ctx: ToolContext, args: GrepArgs, search: _Search, target: Any, fd: int, file_filter: GlobPattern | None
+    ctx: ToolContext, search: _Search, found: Walk, ignores: IgnoreRules, file_filter: GlobPattern | None
 ) -> None:
-    ignores = IgnoreRules(enabled=not args.include_ignored, start=target.parts, deadline=search.deadline)
-    ignores.load_ancestors(target.root.fd)
-
-    def descend(entry: Entry) -> bool:
-        return entry.name not in VCS_DIRECTORIES and not ignores.ignored(entry)
-
-    for entry in walk(fd, descend, enter=ignores.load, sizes=False):
+    for entry in found.entries:
         if time.monotonic() > search.deadline:
             raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)})
         if ignores.ignored(entry):
@@ -246,7 +228,7 @@ def _search_tree(
             continue
         if file_filter is not None and not file_filter.matches(entry.parts):
             continue
-        search.file(shown_path(target, entry.parts), entry.parent_fd, entry.name)
+        search.file(shown_path(found.start, entry.parts), ctx.provider.read_entry(entry, search.max_bytes))
         if search.truncated:
             return
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from fs_tools.arguments import Integer, SearchPath, ToolArgs, ToolOutputModel
-from fs_tools.provider.walk import DIRECTORY, FILE, SYMLINK, Entry, walk
+from fs_tools.provider import DIRECTORY, FILE, SYMLINK, Entry
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import plural, shown_path, visible, walk_start
+from fs_tools.tools.discovery import plural, shown_path, visible
 
 MAX_ENTRIES = 500
 
@@ -42,17 +42,18 @@ def run_list(ctx: ToolContext, args: ListArgs) -> ToolOutput:
     hidden = 0
     unexpanded = 0
     truncated = False
-    with walk_start(ctx, args.path) as (target, fd):
-        assert fd is not None
 
-        def descend(entry: Entry) -> bool:
-            nonlocal unexpanded
-            if entry.depth >= args.depth:
-                unexpanded += 1
-                return False
-            return True
+    def descend(entry: Entry) -> bool:
+        nonlocal unexpanded
+        if _skipped(entry, args.include_hidden):
+            return False
+        if entry.depth >= args.depth:
+            unexpanded += 1
+            return False
+        return True
 
-        for entry in walk(fd, lambda e: not _skipped(e, args.include_hidden) and descend(e)):
+    with ctx.provider.walk(args.path, descend=descend) as found:
+        for entry in found.entries:
             if _skipped(entry, args.include_hidden):
                 hidden += 1
                 continue
@@ -60,7 +61,7 @@ def run_list(ctx: ToolContext, args: ListArgs) -> ToolOutput:
                 truncated = True
                 break
             rows.append(_row(entry))
-        where = shown_path(target, ()) or "."
+        where = shown_path(found.start, ()) or "."
     if rows:
         text = "\n".join(rows)
     else:

@@ -1,5 +1,5 @@
-"""The one path every write and edit takes: configuration gates, the observation gate, then a compare-
-and-set commit under the file's lock, and the session's ledger updated with what it wrote."""
+"""The one path every write and edit takes: the configuration gates and the observation gate, asked by
+the provider's commit at the right moments, and the session's ledger updated with what it wrote."""
 
 from __future__ import annotations
 
@@ -7,109 +7,104 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fs_tools.errors import NotFound, NotObserved, SandboxDenied, StaleVersion, StoreUnavailable, path_label
-from fs_tools.provider import Resolved, Snapshot
-from fs_tools.provider.files import require_plain_file, vanished
+from fs_tools.errors import FsError, NotFound, NotObserved, SandboxDenied, StaleVersion, StoreUnavailable
+from fs_tools.provider import FileState, Snapshot
 from fs_tools.tools.base import ToolContext
-from policy import Allow, Deny, Intent, Present, decide, decide_mutation_allowed
+from policy import Deny, Intent, Present, decide, decide_mutation_allowed
 from policy.gates import NOT_OBSERVED
 
-# Given the file's current snapshot (None when it is being created), the bytes to commit.
-Produce = Callable[[Snapshot | None], bytes]
+# Given the file's current snapshot, the bytes to commit (an edit).
+Produce = Callable[[Snapshot], bytes]
 
 
 @dataclass(frozen=True)
 class Committed:
-    before: Snapshot | None
     after: Snapshot
     created: bool
 
 
-def commit_gated(ctx: ToolContext, path: str, intent: Intent, produce: Produce) -> Committed:
-    """Gate, then commit what ``produce`` makes of the current file. ``path`` is as the model sent it."""
-    label = path_label(path)
-    with contextlib.ExitStack() as stack:
-        target = stack.enter_context(ctx.provider.resolve(path))
-        _check_configuration(ctx, target, label)
-        decision = decide(intent, ctx.store.get(ctx.session, target.key))
+class SessionGate:
+    """The gates of one session's write or edit, as the provider's commit asks them."""
+
+    def __init__(self, ctx: ToolContext, intent: Intent) -> None:
+        self.ctx = ctx
+        self.intent = intent
+        self.expected: str | None = None
+        self.display = ""
+        self._unseen = False
+
+    def expect(self, file: FileState) -> str | None:
+        self.display = file.display
+        check_configuration(self.ctx, file)
+        decision = decide(self.intent, self.ctx.store.get(self.ctx.session, file.key))
         if isinstance(decision, Deny):
-            raise _denial(ctx, decision, target, label)
-        expected = decision.expect.version if isinstance(decision.expect, Present) else None
-        early = None
-        if intent is Intent.WRITE:
-            early = produce(None)  # known before the disk is touched: refuse oversized content first
-            ctx.provider.check_content_size(len(early), label)
-        if expected is None and not target.parent_exists:
-            ctx.check_cancelled(f"{intent.value} of {label!r}")
-            target = stack.enter_context(ctx.provider.resolve(path, create_parents=True))
-            _check_configuration(ctx, target, label)
-        try:
-            return _commit(ctx, target, intent, decision, expected, early, produce, label)
-        except BaseException:
-            target.remove_created_directories()  # a failed create leaves no empty directories behind
-            raise
-    raise AssertionError("unreachable")  # pragma: no cover - the with block always returns or raises
+            raise _denial(decision, file)
+        self._unseen = decision.on_mismatch == NOT_OBSERVED
+        self.expected = decision.expect.version if isinstance(decision.expect, Present) else None
+        return self.expected
 
-
-def _commit(
-    ctx: ToolContext,
-    target: Resolved,
-    intent: Intent,
-    decision: Allow,
-    expected: str | None,
-    early: bytes | None,
-    produce: Produce,
-    label: str,
-) -> Committed:
-    with ctx.provider.locks.hold(target.key, cancel=ctx.cancel, display=label):
-        before = _current(ctx, target, expected, label) if intent is Intent.EDIT else None
-        data = early if early is not None else produce(before)
-        ctx.check_cancelled(f"{intent.value} of {label!r}")
+    def record(self, key: str, after: Snapshot) -> None:
+        ctx = self.ctx
         try:
-            after = ctx.provider.commit(target, data, expected=expected, display=label, basis=before, cancel=ctx.cancel)
-        except StaleVersion as exc:
-            if decision.on_mismatch == NOT_OBSERVED:
-                raise NotObserved(
-                    f"{label!r} already exists and this session has not read it", details={"reason": "exists"}
-                ) from exc
-            raise
-        try:
-            ctx.store.put(ctx.session, target.key, Present(after.version))
+            ctx.store.put(ctx.session, key, Present(after.version))
         except StoreUnavailable as exc:  # the file is written: say so, and that the session must re-read it
             with contextlib.suppress(StoreUnavailable):
-                ctx.store.forget(ctx.session, target.key)  # fail closed: no stale record authorises a change
+                ctx.store.forget(ctx.session, key)  # fail closed: no stale record authorises a change
             raise StoreUnavailable(
-                f"{label!r} was written, but this session's record of it could not be saved ({exc.message}); "
+                f"{self.display!r} was written, but this session's record of it could not be saved ({exc.message}); "
                 "read it before changing it again"
             ) from exc
-        return Committed(before=before, after=after, created=expected is None)
+
+    def refusal(self, exc: StaleVersion) -> FsError | None:
+        """A create that found the file there: for a session that never saw it, the file is unread."""
+        if not self._unseen:
+            return None
+        return NotObserved(
+            f"{self.display!r} already exists and this session has not read it", details={"reason": "exists"}
+        )
 
 
-def _check_configuration(ctx: ToolContext, target: Resolved, label: str) -> None:
-    # Every spelling of the file counts: with nested roots, one file has a relative path under each.
-    for relative in ctx.provider.resolver.relative_forms(target.key):
+def commit_gated(ctx: ToolContext, path: str, intent: Intent, content: bytes | Produce) -> Committed:
+    """Gate, then commit ``content`` (or what it makes of the current file). ``path`` is as the model
+    sent it."""
+    gate = SessionGate(ctx, intent)
+    try:
+        after = ctx.provider.commit(path, gate, content, cancel=ctx.cancel)
+    except StaleVersion as exc:
+        refusal = gate.refusal(exc)
+        if refusal is None:
+            raise
+        raise refusal from exc
+    return Committed(after=after, created=gate.expected is None)
+
+
+def check_configuration(ctx: ToolContext, file: FileState) -> None:
+    """The read-only and protected-path gates, for every spelling of the file (with nested roots, one
+    file has a relative path under each)."""
+    for relative in file.relative_paths:
         deny = decide_mutation_allowed(read_only=ctx.read_only, protected=ctx.protected, relative_path=relative)
         if deny is None:
             continue
         if deny.reason == "read_only":
             raise SandboxDenied(
-                f"the workspace is read-only; {label!r} cannot be changed", details={"reason": "read_only"}
+                f"the workspace is read-only; {file.display!r} cannot be changed", details={"reason": "read_only"}
             )
         raise SandboxDenied(
-            f"{label!r} is a protected path in this workspace and cannot be changed", details={"reason": "protected"}
+            f"{file.display!r} is a protected path in this workspace and cannot be changed",
+            details={"reason": "protected"},
         )
 
 
-def _denial(ctx: ToolContext, decision: Deny, target: Resolved, label: str) -> Exception:
-    current = target.leaf_stat()
+def _denial(decision: Deny, file: FileState) -> Exception:
+    label = file.display
     if decision.reason == "unseen":
-        if current is None:
+        if not file.exists:
             return NotFound(f"{label!r} does not exist", details={"reason": "missing", "intent": "edit"})
         # A file no read can observe must say why, or "read the file, then retry" would loop forever.
-        require_plain_file(current, label)
-        ctx.provider.check_size(current.st_size, label)
+        if file.unreadable is not None:
+            return file.unreadable
         return NotObserved(f"{label!r} has not been read in this session", details={"reason": "unseen"})
-    if current is not None:  # absent when observed, present now: the file changed since
+    if file.exists:  # absent when observed, present now: the file changed since
         return StaleVersion(
             f"{label!r} did not exist when this session last read it, but it does now", details={"found": "exists"}
         )
@@ -117,14 +112,3 @@ def _denial(ctx: ToolContext, decision: Deny, target: Resolved, label: str) -> E
         f"{label!r} does not exist (it was absent when this session read it)",
         details={"reason": "absent", "intent": "edit"},
     )
-
-
-def _current(ctx: ToolContext, target: Resolved, expected: str | None, label: str) -> Snapshot:
-    """The file as it is now, which must still be the version the session observed."""
-    assert expected is not None  # the gate only lets an edit through with a version in hand
-    now = ctx.provider.snapshot(target, label)
-    if now is None:
-        raise vanished(label)
-    if now.version != expected:
-        raise ctx.provider.stale(label, expected, now)
-    return now

@@ -7,7 +7,7 @@ import bisect
 import itertools
 
 from fs_tools.errors import NotText
-from fs_tools.provider.content import TextDecoder
+from fs_tools.provider import TextDecoder
 from fs_tools.tools.rendering import MAX_LINE_CHARS
 
 

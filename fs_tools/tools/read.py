@@ -6,6 +6,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
 from fs_tools.errors import NotFound, path_label
+from fs_tools.provider import Scan
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.paging import PageSink
 from fs_tools.tools.rendering import OUTPUT_CAP_BYTES, render_page
@@ -37,25 +38,25 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
     provider = ctx.provider
 
     def new_sink() -> PageSink:
-        return PageSink(
-            display, args.offset, args.limit, keep_bytes=provider.cache.max_item, max_chars=OUTPUT_CAP_BYTES
-        )
+        keep = provider.remember_limit
+        return PageSink(display, args.offset, args.limit, keep_bytes=keep, max_chars=OUTPUT_CAP_BYTES)
 
-    with provider.resolve(path) as target, provider.locks.hold(target.key, cancel=ctx.cancel, display=display):
-        # Under the file's lock, so a read cannot record an older version over a parallel commit's.
-        found = provider.scan(target, display, new_sink, unsettled_ok=True)
-        if found is None:
-            ctx.store.put(ctx.session, target.key, ABSENT)
-            raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
-        sink, scan = found
-        if scan.settled:
-            # Recorded even when the content is not text: the session has seen this version, so write
-            # may replace it. A file that never held still is shown but not recorded (fail closed).
-            ctx.store.put(ctx.session, target.key, Present(scan.version))
+    def record(key: str, scan: Scan | None) -> None:
+        # Recorded even when the content is not text: the session has seen this version, so write may
+        # replace it. A file that never held still is shown but not recorded (fail closed).
+        if scan is None:
+            ctx.store.put(ctx.session, key, ABSENT)
+        elif scan.settled:
+            ctx.store.put(ctx.session, key, Present(scan.version))
+
+    _, found = provider.read(path, new_sink, record=record, cancel=ctx.cancel)
+    if found is None:
+        raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
+    sink, scan = found
     recorded = scan.version if scan.settled else None
     kept = sink.kept()
     if kept is not None and recorded is not None:
-        provider.cache.put(recorded, kept)
+        provider.remember(recorded, kept)
     total = sink.finish()
     if sink.problem is not None:
         raise sink.problem

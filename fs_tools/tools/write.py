@@ -6,8 +6,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel
 from fs_tools.errors import path_label
-from fs_tools.provider import Snapshot
-from fs_tools.provider.content import count_lines
+from fs_tools.provider import count_lines
 from fs_tools.tools.base import Tool, ToolContext, ToolOutput
 from fs_tools.tools.mutation import commit_gated
 from policy import Intent
@@ -30,11 +29,7 @@ class WriteOutput(ToolOutputModel):
 
 def run_write(ctx: ToolContext, args: WriteArgs) -> ToolOutput:
     data = args.content.encode("utf-8")
-
-    def produce(_: Snapshot | None) -> bytes:
-        return data
-
-    done = commit_gated(ctx, args.file_path, Intent.WRITE, produce)
+    done = commit_gated(ctx, args.file_path, Intent.WRITE, data)
     created = done.created
     lines = count_lines(args.content)
     verb = "Created" if created else "Replaced"

@@ -1,0 +1,172 @@
+"""The provider's public face: what the layers above may know of it, and nothing more.
+
+A ``Provider`` is one object with one method per operation (read into a sink, commit against an
+expected version, walk a tree, read an entry met on the walk, …). Each method resolves its path through
+the one confined walker, takes its own lock and maps operating-system errors in one place; nothing above
+it holds a descriptor, a lock or a cache, or catches ``OSError``. ``FileProvider`` is the real one; the
+pytest kit watches it through ``listen`` (a public seam, never a patched method).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from fs_tools.errors import FsError
+from fs_tools.provider.walk import Entry
+
+
+class CancelToken(Protocol):
+    def is_set(self) -> bool: ...
+
+
+class Sink(Protocol):
+    """Receives a file's bytes, chunk by chunk, during a read."""
+
+    def feed(self, chunk: bytes) -> None: ...
+
+
+S = TypeVar("S", bound=Sink)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The exact bytes of a file at one moment, their version, and the stat that vouches for them."""
+
+    data: bytes
+    version: str
+    stat: os.stat_result
+    taken_ns: int = 0  # wall-clock time when the read began; 0: unknown
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The version and stat of the exact bytes a read fed to its sink. ``settled`` is False for a file
+    that never held still while it was read: its bytes may be torn, so its version must not be recorded."""
+
+    version: str
+    stat: os.stat_result
+    size: int
+    settled: bool = True
+    taken_ns: int = 0
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What a gate may know of the file a commit is about to change: its identity, every spelling of
+    it relative to a root (nested roots give several), whether it exists, and — for a file no read can
+    observe (a directory, a FIFO, one over the size limit) — why not."""
+
+    key: str  # the canonical absolute path: the identity observations are kept under
+    display: str  # the path as the caller gave it, shortened for messages
+    relative_paths: tuple[str, ...]
+    exists: bool
+    unreadable: FsError | None = None
+
+
+class Gate(Protocol):
+    """The policy side of a commit, asked by the provider at the right moments."""
+
+    def expect(self, file: FileState) -> str | None:
+        """The version the file must still have (None: it must not exist); raise to refuse."""
+        ...
+
+    def record(self, key: str, after: Snapshot) -> None:
+        """The commit is published; called under the file's lock, before any other call may see it."""
+        ...
+
+
+@dataclass(frozen=True)
+class Walk:
+    """A walk's start, below its root, and either its entries or — for a start that is a regular file,
+    when files were asked for — that one file."""
+
+    start: tuple[str, ...]
+    entries: Iterator[Entry]
+    file: Entry | None = None
+
+
+# Reads one file of a directory the walk is about to list, by name and at most ``limit`` bytes; None
+# when there is no such regular file or it cannot be read.
+ReadChild = Callable[[str, int], "bytes | None"]
+# Sees a directory — its path below the root, and a way to read its files — before the walk lists it.
+Enter = Callable[[tuple[str, ...], ReadChild], None]
+
+
+class ProviderListener(Protocol):
+    """Moments of the provider's own work, for tests that must act at one (the pytest kit's
+    ``ConcurrentWriter``). Called on the working thread; a listener must not call back into the provider."""
+
+    def operation_started(self, key: str) -> None:
+        """A read of ``key``'s bytes or a commit to it begins."""
+        ...
+
+    def read_recorded(self, key: str) -> None:
+        """An observing read of ``key`` has recorded what it saw (the file's lock is released)."""
+        ...
+
+    def version_checked(self, key: str) -> None:
+        """A commit to ``key`` has checked the expected version; the publication follows."""
+        ...
+
+
+class Provider(Protocol):
+    """Confined, versioned access to the files under a workspace's roots."""
+
+    max_file_bytes: int
+    max_read_bytes: int
+
+    @property
+    def root_paths(self) -> tuple[str, ...]: ...
+
+    @property
+    def real_root_paths(self) -> tuple[str, ...]: ...
+
+    def key_of(self, path: str) -> str: ...
+
+    def relative_paths(self, key: str) -> tuple[str, ...]: ...
+
+    def read(
+        self,
+        path: str,
+        new_sink: Callable[[], S],
+        *,
+        record: Callable[[str, Scan | None], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> tuple[str, tuple[S, Scan] | None]: ...
+
+    def current_version(self, path: str, while_locked: Callable[[], T]) -> tuple[T, str | None]: ...
+
+    def commit(
+        self,
+        path: str,
+        gate: Gate,
+        content: bytes | Callable[[Snapshot], bytes],
+        *,
+        cancel: CancelToken | None = None,
+    ) -> Snapshot: ...
+
+    def walk(
+        self,
+        path: str,
+        *,
+        descend: Callable[[Entry], bool],
+        enter: Enter | None = None,
+        sizes: bool = True,
+        files_too: bool = False,
+    ) -> AbstractContextManager[Walk]: ...
+
+    def read_entry(self, entry: Entry, limit: int) -> tuple[bytes | None, int]: ...
+
+    def remember(self, version: str, data: bytes) -> None: ...
+
+    @property
+    def remember_limit(self) -> int: ...
+
+    def listen(self, listener: ProviderListener) -> Callable[[], None]: ...
+
+    def close(self) -> None: ...

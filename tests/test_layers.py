@@ -1,0 +1,129 @@
+"""The shape of the house, as the imports draw it (GUIDE: five layers, each knowing only the ones below;
+a closed provider whose public face is its package; tools that do no I/O).
+
+Every module's imports are read from its source (nothing is run), so a new arrow that climbs a layer, or
+a tool that reaches past the provider's face, fails here with the file and the import named.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+# Lowest first. A module may import modules of its own layer or of lower ones, never of a higher one.
+LAYERS: list[tuple[str, ...]] = [
+    ("fs_tools.errors",),
+    ("fs_tools.result", "fs_tools.arguments", "policy"),
+    ("fs_tools.provider",),
+    ("fs_tools.observation_store", "fs_tools.watcher"),
+    ("fs_tools.tools",),
+    ("fs_tools.boundary", "fs_tools.presenters"),
+    ("fs_tools.workspace",),
+    (
+        "fs_tools.adapters",
+        "fs_tools.mcp_json",
+        "fs_tools.demo",
+        "fs_tools.testing",
+        "fs_tools.reference",
+        "fs_tools",  # the package's face: lazy re-exports of the workspace and the vocabulary
+    ),
+    ("fs_tools.mcp_server",),
+    ("fs_tools.cli", "fs_tools.__main__"),
+]
+# Imports of the provider's inner modules from outside it, each with why it is allowed.
+PROVIDER_INSIDERS = {
+    # the pytest kit's in-memory backend switches the provider to its portable primitives
+    ("fs_tools.testing", "fs_tools.provider.primitives"),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PROJECT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in ("fs_tools", "policy"):
+        for path in sorted((PROJECT / package).rglob("*.py")):
+            found[_module_name(path)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) for every import of a project module, as the module it names (``from a import b``
+    names ``a.b`` when that is a module, else ``a``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                child = f"{node.module}.{alias.name}"
+                found.append((node.lineno, child if child in MODULES else node.module))
+    return [(line, name) for line, name in found if name.split(".")[0] in ("fs_tools", "policy")]
+
+
+def _layer(module: str) -> int:
+    best: tuple[int, int] | None = None  # (prefix length, layer): the longest matching prefix decides
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            matches = module == prefix or module.startswith(prefix + ".")
+            if matches and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), index)
+    assert best is not None, f"{module} is in no layer: add it to LAYERS"
+    return best[1]
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_import_climbs_a_layer(module: str) -> None:
+    climbing = [
+        f"{MODULES[module].relative_to(PROJECT)}:{line} imports {target}"
+        for line, target in _imports(MODULES[module])
+        if _layer(target) > _layer(module)
+    ]
+    assert climbing == []
+
+
+def test_policy_imports_nothing_of_fs_tools() -> None:
+    found = [
+        f"{MODULES[m].relative_to(PROJECT)}:{line} imports {target}"
+        for m in MODULES
+        if m.startswith("policy")
+        for line, target in _imports(MODULES[m])
+        if target.startswith("fs_tools")
+    ]
+    assert found == []
+
+
+def test_only_the_provider_package_is_its_public_face() -> None:
+    reaching_in = [
+        f"{MODULES[m].relative_to(PROJECT)}:{line} imports {target}"
+        for m in MODULES
+        if not m.startswith("fs_tools.provider")
+        for line, target in _imports(MODULES[m])
+        if target.startswith("fs_tools.provider.") and (m, target) not in PROVIDER_INSIDERS
+    ]
+    assert reaching_in == []
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("fs_tools.tools")))
+def test_tools_do_no_io_and_catch_no_os_error(module: str) -> None:
+    tree = ast.parse(MODULES[module].read_text())
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not names & {"os", "io", "shutil", "fcntl", "pathlib"}, f"{module} imports an I/O module"
+    caught = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ExceptHandler) and "OSError" in ast.unparse(node.type or ast.Name("x"))
+    ]
+    assert caught == [], f"{module} catches OSError at lines {caught}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from fs_tools.errors import (
@@ -19,14 +20,24 @@ from fs_tools.errors import (
     EditNotFound,
     HarnessError,
     InternalError,
+    InvalidToolOutput,
     IoError,
+    NoSpace,
+    NotDirectory,
     NotFound,
     NotObserved,
     NotRegularFile,
+    NotText,
+    PermissionDenied,
     SandboxDenied,
     StaleVersion,
+    StoreUnavailable,
     ToolAborted,
+    ToolAbortedBeforeDispatch,
     TooLarge,
+    ToolArgsError,
+    ToolTimeout,
+    UnknownTool,
 )
 
 log = logging.getLogger("fs_tools.boundary")
@@ -57,7 +68,7 @@ def remediate(exc: HarnessError, tools: Mapping[str, str] | Collection[str] = ()
         aborted = ToolAborted(f"{exc.message}; nothing was changed")
         aborted.__cause__ = exc
         return aborted
-    render = _RENDERERS.get(type(exc))
+    render = remedy_for(type(exc)).render
     if render is None:
         return exc
     shown = dict(tools) if isinstance(tools, Mapping) else {name: name for name in tools}
@@ -198,15 +209,88 @@ def _busy(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str
 
 
 _Renderer = Callable[[HarnessError, Mapping[str, Any], Mapping[str, str]], str]
-_RENDERERS: dict[type[HarnessError], _Renderer] = {
-    StaleVersion: _stale,
-    NotObserved: _not_observed,
-    AmbiguousEdit: _ambiguous,
-    EditNotFound: _not_found_edit,
-    NotRegularFile: _not_regular,
-    NotFound: _not_found,
-    TooLarge: _too_large,
-    SandboxDenied: _sandbox,
-    IoError: _io,
-    Busy: _busy,
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """How a model recovers from one kind of failure: in one sentence (the error reference shows it), and
+    — where the error's details say more — the message with its recovery appended."""
+
+    summary: str
+    render: _Renderer | None = None
+
+
+# The one home of every remedy. An error class without an entry takes its nearest ancestor's.
+REMEDIES: dict[type[HarnessError], Remedy] = {
+    HarnessError: Remedy("The message says what went wrong; retry once, then ask the user."),
+    ToolArgsError: Remedy(
+        "Fix every argument the message names (each violation is listed, with a did-you-mean for "
+        "misspelt names) and call again.",
+    ),
+    UnknownTool: Remedy("Call one of the tools the message lists (a close match is suggested)."),
+    InvalidToolOutput: Remedy(
+        "Nothing to fix in the call: report it to the host; it is a bug in fs-tools.",
+    ),
+    ToolTimeout: Remedy(
+        "Narrow the search (a smaller path, a glob) or make the pattern more specific; the matches found "
+        "so far are included.",
+    ),
+    ToolAbortedBeforeDispatch: Remedy("Nothing happened; call again if the work is still wanted."),
+    ToolAborted: Remedy("Nothing was changed; call again if the work is still wanted."),
+    InternalError: Remedy(
+        "The call did not complete and nothing was half-written; retry once, then report it to the host.",
+    ),
+    StoreUnavailable: Remedy("Retry the call in a moment; if it keeps failing, tell the user."),
+    NotFound: Remedy(
+        "Check the path with list or glob; to create a file, use write; for an offset, use one within "
+        "the file's line count.",
+        _not_found,
+    ),
+    NotDirectory: Remedy("Use the path of a directory (list shows what is where)."),
+    NotRegularFile: Remedy("Read files only; use list to see a directory's entries.", _not_regular),
+    NotText: Remedy("fs-tools edits UTF-8 text only; leave the file alone or ask the user."),
+    TooLarge: Remedy(
+        "Edit and write work on files up to the host's limit; read still pages through larger files with "
+        "offset and limit.",
+        _too_large,
+    ),
+    PermissionDenied: Remedy(
+        "The operating system refuses access; ask the user or choose another file.",
+    ),
+    SandboxDenied: Remedy(
+        "Use a path inside the workspace, relative to its root; a read-only workspace or a protected "
+        "path cannot be changed.",
+        _sandbox,
+    ),
+    NoSpace: Remedy("The original file is intact; free space or ask the user before retrying."),
+    IoError: Remedy(
+        "The message says what the operating system reported; retry once, then ask the user.",
+        _io,
+    ),
+    NotObserved: Remedy("Read the file in this session, then retry the write or edit.", _not_observed),
+    StaleVersion: Remedy(
+        "Read the file again (the message says which lines changed), then redo the change against what is there now.",
+        _stale,
+    ),
+    EditNotFound: Remedy(
+        "Read the file again and copy old_string exactly from it; the message shows the closest text and "
+        "how it differs.",
+        _not_found_edit,
+    ),
+    AmbiguousEdit: Remedy(
+        "Include more surrounding lines in old_string so it matches once, or set replace_all to replace "
+        "every occurrence.",
+        _ambiguous,
+    ),
+    Busy: Remedy("Nothing was changed; another program is writing there. Retry the call in a moment.", _busy),
+    Aborted: Remedy("Nothing was committed; through a tool this surfaces as TOOL_ABORTED."),
 }
+
+
+def remedy_for(cls: type[HarnessError]) -> Remedy:
+    """The remedy of ``cls``, or of its nearest ancestor that has one."""
+    for ancestor in cls.__mro__:
+        found = REMEDIES.get(ancestor)
+        if found is not None:
+            return found
+    raise AssertionError("HarnessError has a remedy")  # pragma: no cover

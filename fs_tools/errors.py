@@ -61,9 +61,6 @@ class HarnessError(Exception):
     """Root of every structured failure: a message and a stable code."""
 
     default_code: ClassVar[str] = "INTERNAL_ERROR"
-    recovery: ClassVar[str] = (
-        ""  # how a model recovers, in one sentence (documentation; the boundary words the message)
-    )
 
     def __init__(self, message: str, code: str | None = None, details: Mapping[str, Any] | None = None):
         super().__init__(message)
@@ -90,10 +87,6 @@ class ToolArgsError(ToolError):
     """The arguments failed validation; ``violations`` lists each one, in declaration order."""
 
     default_code = "INVALID_ARGS"
-    recovery = (
-        "Fix every argument the message names (each violation is listed, with a did-you-mean for misspelt "
-        "names) and call again."
-    )
 
     def __init__(self, violations: Sequence[str]):
         self.violations: list[str] = list(violations)
@@ -104,52 +97,42 @@ class UnknownTool(ToolError):
     """No tool has that name."""
 
     default_code = "UNKNOWN_TOOL"
-    recovery = "Call one of the tools the message lists (a close match is suggested)."
 
 
 class InvalidToolOutput(ToolError):
     """A tool body returned a value that fails its declared output schema (a bug guard)."""
 
     default_code = "INVALID_TOOL_OUTPUT"
-    recovery = "Nothing to fix in the call: report it to the host; it is a bug in fs-tools."
 
 
 class ToolTimeout(ToolError):
     """A tool with a time budget ran past it."""
 
     default_code = "TOOL_TIMEOUT"
-    recovery = (
-        "Narrow the search (a smaller path, a glob) or make the pattern more specific; the matches found so "
-        "far are included."
-    )
 
 
 class ToolAbortedBeforeDispatch(ToolError):
     """The call was cancelled before its body started; nothing was read or written."""
 
     default_code = "TOOL_ABORTED_BEFORE_DISPATCH"
-    recovery = "Nothing happened; call again if the work is still wanted."
 
 
 class ToolAborted(ToolError):
     """The call was cancelled while running; nothing half-written remains."""
 
     default_code = "TOOL_ABORTED"
-    recovery = "Nothing was changed; call again if the work is still wanted."
 
 
 class InternalError(ToolError):
     """An unexpected exception in a tool body; the traceback goes to the host's log."""
 
     default_code = "INTERNAL_ERROR"
-    recovery = "The call did not complete and nothing was half-written; retry once, then report it to the host."
 
 
 class StoreUnavailable(ToolError):
     """The session's observation store could not be read or written (locked, full disk, gone)."""
 
     default_code = "STORE_UNAVAILABLE"
-    recovery = "Retry the call in a moment; if it keeps failing, tell the user."
 
 
 # --- the provider and the gates -----------------------------------------------------------------
@@ -165,122 +148,90 @@ class NotFound(FsError):
     """The file or a parent directory does not exist, or an offset lies past the end of the file."""
 
     default_code = "FS_NOT_FOUND"
-    recovery = (
-        "Check the path with list or glob; to create a file, use write; for an offset, use one within the "
-        "file's line count."
-    )
 
 
 class NotDirectory(FsError):
     """A path component that must be a directory is not one."""
 
     default_code = "FS_NOT_DIRECTORY"
-    recovery = "Use the path of a directory (list shows what is where)."
 
 
 class NotRegularFile(FsError):
     """The target is a directory, FIFO, socket or device."""
 
     default_code = "FS_NOT_REGULAR_FILE"
-    recovery = "Read files only; use list to see a directory's entries."
 
 
 class NotText(FsError):
     """The file is binary or not valid UTF-8."""
 
     default_code = "FS_NOT_TEXT"
-    recovery = "fs-tools edits UTF-8 text only; leave the file alone or ask the user."
 
 
 class TooLarge(FsError):
     """The file or the content exceeds a configured size limit."""
 
     default_code = "FS_TOO_LARGE"
-    recovery = (
-        "Edit and write work on files up to the host's limit; read still pages through larger files with "
-        "offset and limit."
-    )
 
 
 class PermissionDenied(FsError):
     """The operating system refused access."""
 
     default_code = "FS_PERMISSION_DENIED"
-    recovery = "The operating system refuses access; ask the user or choose another file."
 
 
 class SandboxDenied(FsError):
     """The path leaves every root, or a read-only / protected-path rule refuses it."""
 
     default_code = "FS_SANDBOX_DENIED"
-    recovery = (
-        "Use a path inside the workspace, relative to its root; a read-only workspace or a protected path "
-        "cannot be changed."
-    )
 
 
 class NoSpace(FsError):
     """The device is full, a quota is reached, or the file is too big for it; the original is intact."""
 
     default_code = "FS_NO_SPACE"
-    recovery = "The original file is intact; free space or ask the user before retrying."
 
 
 class IoError(FsError):
     """Any other operating-system failure."""
 
     default_code = "FS_IO_ERROR"
-    recovery = "The message says what the operating system reported; retry once, then ask the user."
 
 
 class NotObserved(FsError):
     """A write over, or an edit of, an existing file this session has not read."""
 
     default_code = "FS_NOT_OBSERVED"
-    recovery = "Read the file in this session, then retry the write or edit."
 
 
 class StaleVersion(FsError):
     """The file changed, appeared or vanished since this session last observed it."""
 
     default_code = "FS_STALE_VERSION"
-    recovery = (
-        "Read the file again (the message says which lines changed), then redo the change against what is there now."
-    )
 
 
 class EditNotFound(FsError):
     """``old_string`` does not occur in the file."""
 
     default_code = "FS_EDIT_NOT_FOUND"
-    recovery = (
-        "Read the file again and copy old_string exactly from it; the message shows the closest text and how "
-        "it differs."
-    )
 
 
 class AmbiguousEdit(FsError):
     """``old_string`` occurs more than once and ``replace_all`` is false."""
 
     default_code = "FS_AMBIGUOUS_EDIT"
-    recovery = (
-        "Include more surrounding lines in old_string so it matches once, or set replace_all to replace "
-        "every occurrence."
-    )
 
 
 class Busy(FsError):
     """Another writer held the file's or its directory's lock for longer than the host's lock timeout."""
 
     default_code = "FS_BUSY"
-    recovery = "Nothing was changed; another program is writing there. Retry the call in a moment."
 
 
 class Aborted(FsError):
     """A provider operation was cancelled before it committed anything."""
 
     default_code = "FS_ABORTED"
-    recovery = "Nothing was committed; through a tool this surfaces as TOOL_ABORTED."
 
 
 def _all_error_classes() -> list[type[HarnessError]]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from fs_tools.boundary import remedy_for
 from fs_tools.errors import Aborted, HarnessError, error_codes
 from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import FileState, Snapshot
@@ -65,28 +66,6 @@ def scratch(**options: Any) -> Iterator[Scratch]:
 
 # --- the tool pages -------------------------------------------------------------------------------
 
-# Per tool: the calls of its example, made in order in a scratch workspace (the last one is shown).
-TOOL_EXAMPLES: dict[str, list[dict[str, Any]]] = {
-    "read": [{"file_path": "src/app.py", "offset": 1, "limit": 2}],
-    "write": [{"file_path": "src/util.py", "content": "def double(x):\n    return 2 * x\n"}],
-    "edit": [
-        {"file_path": "src/app.py"},  # read first: the gate
-        {"file_path": "src/app.py", "old_string": '"hello "', "new_string": '"hi "'},
-    ],
-    "multi_edit": [
-        {"file_path": "notes.txt"},
-        {
-            "file_path": "notes.txt",
-            "edits": [{"old_string": "one", "new_string": "1"}, {"old_string": "three", "new_string": "3"}],
-        },
-    ],
-    "list": [{"path": "."}],
-    "glob": [{"pattern": "**/*.py"}],
-    "grep": [{"pattern": "greet", "glob": "*.py"}],
-}
-_READ_FIRST = {"edit", "multi_edit"}
-
-
 def tool_pages() -> dict[str, str]:
     """``{page path: markdown}`` for every tool."""
     pages = {}
@@ -111,26 +90,12 @@ def _tools_index(tools: list[Tool[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _preconditions(tool: Tool[Any]) -> str:
-    if tool.name == "read":
-        return "Records the version it read: a later write or edit of the file is checked against it."
-    if tool.read_only:
-        return "Read-only: it records nothing and never changes a file."
-    allowed = "The workspace is not read-only and the path is not protected. "
-    if tool.name in _READ_FIRST:
-        return allowed + "The session must have read the file, and the file must not have changed since."
-    return allowed + (
-        "Creating a file needs nothing; replacing an existing file needs a read of it in this session, and "
-        "the file must not have changed since."
-    )
-
-
 def _tool_page(tool: Tool[Any], s: Scratch) -> str:
     schema = tool.schema()["input_schema"]
     required = set(schema.get("required", []))
     out = [f"# `{tool.name}`", "", _prose(tool.description), ""]
     out += [
-        f"**Preconditions.** {_preconditions(tool)}",
+        f"**Preconditions.** {tool.preconditions}",
         "",
         "## Arguments",
         "",
@@ -149,18 +114,20 @@ def _tool_page(tool: Tool[Any], s: Scratch) -> str:
     out += ["| field | type |", "|---|---|"]
     for name, prop in output.get("properties", {}).items():
         out.append(f"| `{name}` | {_type_of(prop)} |")
-    calls = TOOL_EXAMPLES[tool.name]
-    result: ToolResult | None = None
-    for args in calls:
-        name = "read" if tool.name in _READ_FIRST and set(args) == {"file_path"} else tool.name
-        result = s.session.call(name, args)
-        if result.is_error:
-            raise RuntimeError(f"the {tool.name} example failed: {result.text}")
-    assert result is not None
+    example = tool.example
+    for name, args in example.setup:
+        done = s.session.call(name, args)
+        if done.is_error:
+            raise RuntimeError(f"the {tool.name} example's setup call to {name} failed: {done.text}")
+    result = s.session.call(tool.name, example.arguments)
+    if result.is_error:
+        raise RuntimeError(f"the {tool.name} example failed: {result.text}")
     out += ["", "## Example", ""]
-    if len(calls) > 1:
-        out += [f"After `read` of `{calls[0]['file_path']}` in the same session:", ""]
-    out += ["```json", json.dumps({"name": tool.name, "arguments": calls[-1]}, indent=2, ensure_ascii=False), "```", ""]
+    if example.setup:
+        done_first = ", ".join(f"`{name}` of `{args.get('file_path', '')}`" for name, args in example.setup)
+        out += [f"After {done_first} in the same session:", ""]
+    shown = {"name": tool.name, "arguments": example.arguments}
+    out += ["```json", json.dumps(shown, indent=2, ensure_ascii=False), "```", ""]
     out += ["returns the text", "", "```text", result.text, "```", "", "and the value", ""]
     out += ["```json", json.dumps(_stable(result.value), indent=2, ensure_ascii=False), "```", ""]
     return "\n".join(out)
@@ -438,7 +405,8 @@ def errors_page() -> str:
         "",
         "Generated from the code: every code in `fs_tools/errors.py`, with its meaning (the class's own",
         "description) and a message produced by running fs-tools — what the model sees. Where the boundary",
-        "appends a remedy, it follows ` — `; each code's **Recovery** is its class's `recovery`. A failure is a",
+        "appends a remedy, it follows ` — `; each code's **Recovery** is its remedy in the boundary's table",
+        "(`fs_tools.boundary.REMEDIES`, where a class without an entry takes its parent's). A failure is a",
         "`ToolResult` with `is_error` true, `error.code` (stable API), `error.name` (the class) and",
         "`error.message`; the lower layer's original exception stays reachable as `result.exception.__cause__`.",
         "",
@@ -456,7 +424,7 @@ def errors_page() -> str:
             lines += [f"Example (with a fault injected for the example: {e.simulated}):", ""]
         else:
             lines += ["Example:", ""]
-        lines += ["```text", e.message, "```", "", f"**Recovery.** {e.cls.recovery}", ""]
+        lines += ["```text", e.message, "```", "", f"**Recovery.** {remedy_for(e.cls).summary}", ""]
         if e.remedy:
             lines += [f"The message itself ends with the remedy: *{e.remedy}*.", ""]
     return "\n".join(lines)

@@ -1,12 +1,12 @@
 """Pure decisions: given what a session observed and what it intends, allow (with the precondition the
-commit must re-check) or deny (with a stable code). No I/O.
+commit must re-check) or deny (with the rule that refuses). No I/O, and no words for a model: the
+caller turns a refusal into its own error.
 
-The observation table (SPEC §6):
+The observation table (SPEC §6), one row per intent:
 
-    state        write                                   edit
-    unseen       create only if absent (else NOT_OBSERVED)   NOT_OBSERVED
-    absent       create only if absent (else STALE)          NOT_FOUND
-    present(v)   replace only if still v (else STALE)        edit only if still v (else STALE)
+    intent   unseen                                  absent                       present(v)
+    write    create only if absent (else unread)     create only if absent        replace only if still v
+    edit     refused: unseen                         refused: absent              only if still v
 """
 
 from __future__ import annotations
@@ -19,11 +19,6 @@ import pathspec
 
 from policy.observations import ABSENT, Absent, Observation, Present
 
-NOT_OBSERVED = "FS_NOT_OBSERVED"
-STALE_VERSION = "FS_STALE_VERSION"
-NOT_FOUND = "FS_NOT_FOUND"
-SANDBOX_DENIED = "FS_SANDBOX_DENIED"
-
 
 class Intent(enum.Enum):
     """What the session wants to do to a file."""
@@ -32,38 +27,51 @@ class Intent(enum.Enum):
     EDIT = "edit"
 
 
+class Refusal(enum.Enum):
+    """Why a gate refuses, before the file is touched."""
+
+    UNSEEN = "unseen"  # the session has never observed the file
+    ABSENT = "absent"  # the session observed that there was no file
+    READ_ONLY = "read_only"  # the workspace changes nothing
+    PROTECTED = "protected"  # the path matches a protected pattern
+
+
 @dataclass(frozen=True, slots=True)
 class Allow:
-    """Go ahead, provided the file is still as ``expect`` says at commit; otherwise fail with
-    ``on_mismatch``."""
+    """Go ahead, provided the file is still as ``expect`` says at commit. ``seen`` is False when the
+    session never observed the file: a file found there at commit is one it has not read."""
 
     expect: Observation
-    on_mismatch: str
+    seen: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class Deny:
-    """Refused before touching the file. ``reason`` names the rule (``unseen``, ``absent``, ...)."""
+    """Refused before touching the file, by ``refusal``."""
 
-    code: str
-    reason: str
+    refusal: Refusal
 
 
 Decision = Allow | Deny
 
+_CREATE_ONLY = Allow(expect=ABSENT, seen=False)
+# Per intent: the decision for an unseen file and for one observed absent; a file observed present at a
+# version is allowed against that version, whatever the intent.
+_TABLE: dict[Intent, tuple[Decision, Decision]] = {
+    Intent.WRITE: (_CREATE_ONLY, Allow(expect=ABSENT)),
+    Intent.EDIT: (Deny(Refusal.UNSEEN), Deny(Refusal.ABSENT)),
+}
+
 
 def decide(intent: Intent, observation: Observation | None) -> Decision:
     """The observation gate: the decision table above, nothing more."""
+    unseen, absent = _TABLE[intent]
     if observation is None:
-        if intent is Intent.WRITE:
-            return Allow(expect=ABSENT, on_mismatch=NOT_OBSERVED)
-        return Deny(code=NOT_OBSERVED, reason="unseen")
+        return unseen
     if isinstance(observation, Absent):
-        if intent is Intent.WRITE:
-            return Allow(expect=ABSENT, on_mismatch=STALE_VERSION)
-        return Deny(code=NOT_FOUND, reason="absent")
+        return absent
     assert isinstance(observation, Present)
-    return Allow(expect=observation, on_mismatch=STALE_VERSION)
+    return Allow(expect=observation)
 
 
 class ProtectedPaths:
@@ -80,7 +88,7 @@ class ProtectedPaths:
 def decide_mutation_allowed(*, read_only: bool, protected: ProtectedPaths, relative_path: str) -> Deny | None:
     """The configuration gates that apply before any observation is consulted."""
     if read_only:
-        return Deny(code=SANDBOX_DENIED, reason="read_only")
+        return Deny(Refusal.READ_ONLY)
     if protected.matches(relative_path):
-        return Deny(code=SANDBOX_DENIED, reason="protected")
+        return Deny(Refusal.PROTECTED)
     return None

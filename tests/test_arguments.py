@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from fs_tools import Session, ToolArgsError, ToolResult, Workspace
 from fs_tools.arguments import ToolArgs, ToolOutputModel
 from fs_tools.errors import error_codes
-from fs_tools.tools import Tool, ToolContext, ToolOutput
+from fs_tools.tools import Example, Tool, ToolContext, ToolOutput
 
 TOOLS = ("read", "write", "edit", "multi_edit")
 
@@ -503,7 +503,14 @@ class EchoOutput(ToolOutputModel):
 
 def register(workspace: Workspace, name: str, body: Any) -> None:
     workspace.tools[name] = Tool(
-        name=name, description="test tool", arguments=EchoArgs, output=EchoOutput, run=body, read_only=True
+        name=name,
+        description="test tool",
+        arguments=EchoArgs,
+        output=EchoOutput,
+        run=body,
+        read_only=True,
+        preconditions="none",
+        example=Example({"word": "hi"}),
     )
 
 

@@ -17,6 +17,7 @@ import docs_screenshots  # tests/docs_screenshots.py: the browser check, also a 
 import pytest
 
 from fs_tools import reference
+from fs_tools.boundary import remedy_for
 from fs_tools.demo import run_demo
 from fs_tools.errors import error_codes
 
@@ -47,7 +48,7 @@ def test_error_reference_lists_every_code_with_an_example_and_a_recovery() -> No
     for code, cls in error_codes().items():
         assert f"| [`{code}`](#{code.lower()})<br>`{cls.__name__}` |" in page, code
         section = page.split(f"\n## {code}\n", 1)[1].split("\n## ", 1)[0]
-        assert "```text\n" in section and f"**Recovery.** {cls.recovery}" in section, code
+        assert "```text\n" in section and f"**Recovery.** {remedy_for(cls).summary}" in section, code
 
 
 def test_every_error_scenario_produces_its_own_code() -> None:

@@ -1,6 +1,6 @@
 """The model-facing tools."""
 
-from fs_tools.tools.base import Tool, ToolContext, ToolOutput
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.edit import EDIT, MULTI_EDIT
 from fs_tools.tools.globbing import GLOB
 from fs_tools.tools.grep import GREP
@@ -23,6 +23,7 @@ __all__ = [
     "MULTI_EDIT",
     "READ",
     "WRITE",
+    "Example",
     "Tool",
     "ToolContext",
     "ToolOutput",

@@ -3,7 +3,7 @@ preconditions, and a body that calls the policy and the provider and renders tex
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -40,16 +40,33 @@ class ToolContext:
             raise Aborted(f"{what} was cancelled before anything was written")
 
 
+# A short human-readable line for a call, from arguments that may be garbage; None: not recognised.
+Presenter = Callable[[Mapping[str, Any]], "str | None"]
+
+
+@dataclass(frozen=True)
+class Example:
+    """A tool's reference example: ``setup`` calls (tool name, arguments) made first in a scratch
+    workspace, then the tool's own call with ``arguments``, shown with what it returns."""
+
+    arguments: dict[str, Any]
+    setup: tuple[tuple[str, dict[str, Any]], ...] = ()
+
+
 @dataclass(frozen=True)
 class Tool(Generic[A]):
-    """A model-facing tool."""
+    """A model-facing tool, declared once: everything the library, the references, the presenters and
+    the boundary know of it is here."""
 
     name: str
-    description: str
+    description: str  # what the model reads, preconditions included
     arguments: type[A]
     output: type[ToolOutputModel]
     run: Callable[[ToolContext, A], ToolOutput]
     read_only: bool
+    preconditions: str  # for the reference: what must hold for the call to succeed
+    example: Example
+    present: Presenter | None = None  # None: the generic ``name(key=value, ...)`` rendering
 
     def schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": published_schema(self.arguments)}

@@ -11,9 +11,10 @@ from pydantic import Field
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import EditNotFound, path_label
 from fs_tools.provider import Snapshot, TextFile, count_lines, decode_text
-from fs_tools.tools.base import Tool, ToolContext, ToolOutput
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.matching import Miss, Replacement, line_start, replace
 from fs_tools.tools.mutation import commit_gated
+from fs_tools.tools.presenting import quoted, short, text_of
 from fs_tools.tools.rendering import snippet_at
 from policy import Intent
 
@@ -191,6 +192,28 @@ def run_multi_edit(ctx: ToolContext, args: MultiEditArgs) -> ToolOutput:
     return _run(ctx, args.file_path, args.edits, [f"/edits/{i}" for i in range(len(args.edits))])
 
 
+def present_edit(args: Mapping[str, Any]) -> str | None:
+    path, old, new = text_of(args, "file_path"), text_of(args, "old_string"), text_of(args, "new_string")
+    flags = args.get("replace_all"), args.get("dry_run")
+    if path is None or old is None or new is None or not all(f is None or isinstance(f, bool) for f in flags):
+        return None
+    scope = "every occurrence" if flags[0] is True else "1 occurrence"
+    trial = ", dry run" if flags[1] is True else ""
+    return f"edit {short(path)}: replace {quoted(old)} ({scope}{trial})"
+
+
+def present_multi_edit(args: Mapping[str, Any]) -> str | None:
+    path, edits = text_of(args, "file_path"), args.get("edits")
+    if path is None or not isinstance(edits, list) or not all(isinstance(edit, Mapping) for edit in edits):
+        return None
+    return f"multi_edit {short(path)}: {len(edits)} edit(s)"
+
+
+_EDIT_PRECONDITIONS = (
+    "The workspace is not read-only and the path is not protected. The session must have read the file, and "
+    "the file must not have changed since."
+)
+
 EDIT = Tool(
     name="edit",
     description=(
@@ -203,6 +226,12 @@ EDIT = Tool(
     output=EditOutput,
     run=run_edit,
     read_only=False,
+    preconditions=_EDIT_PRECONDITIONS,
+    example=Example(
+        {"file_path": "src/app.py", "old_string": '"hello "', "new_string": '"hi "'},
+        setup=(("read", {"file_path": "src/app.py"}),),
+    ),
+    present=present_edit,
 )
 
 MULTI_EDIT = Tool(
@@ -216,4 +245,13 @@ MULTI_EDIT = Tool(
     output=EditOutput,
     run=run_multi_edit,
     read_only=False,
+    preconditions=_EDIT_PRECONDITIONS,
+    example=Example(
+        {
+            "file_path": "notes.txt",
+            "edits": [{"old_string": "one", "new_string": "1"}, {"old_string": "three", "new_string": "3"}],
+        },
+        setup=(("read", {"file_path": "notes.txt"}),),
+    ),
+    present=present_multi_edit,
 )

@@ -11,7 +11,7 @@ from pydantic import Field
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolTimeout
 from fs_tools.provider import FILE, Entry
-from fs_tools.tools.base import Tool, ToolContext, ToolOutput
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import (
     VCS_DIRECTORIES,
     compile_glob,
@@ -89,4 +89,6 @@ GLOB = Tool(
     output=GlobOutput,
     run=run_glob,
     read_only=True,
+    preconditions="Read-only: it records nothing and never changes a file.",
+    example=Example({"pattern": "**/*.py"}),
 )

@@ -15,7 +15,7 @@ from pydantic import Field
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolArgsError, ToolTimeout
 from fs_tools.provider import FILE, Entry, Walk
-from fs_tools.tools.base import Tool, ToolContext, ToolOutput
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import (
     VCS_DIRECTORIES,
     GlobPattern,
@@ -282,4 +282,6 @@ GREP = Tool(
     output=GrepOutput,
     run=run_grep,
     read_only=True,
+    preconditions="Read-only: it records nothing and never changes a file.",
+    example=Example({"pattern": "greet", "glob": "*.py"}),
 )

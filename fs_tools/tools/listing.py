@@ -6,7 +6,7 @@ from pydantic import Field
 
 from fs_tools.arguments import Integer, SearchPath, ToolArgs, ToolOutputModel
 from fs_tools.provider import DIRECTORY, FILE, SYMLINK, Entry
-from fs_tools.tools.base import Tool, ToolContext, ToolOutput
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import plural, shown_path, visible
 
 MAX_ENTRIES = 500
@@ -103,4 +103,6 @@ LIST = Tool(
     output=ListOutput,
     run=run_list,
     read_only=True,
+    preconditions="Read-only: it records nothing and never changes a file.",
+    example=Example({"path": "."}),
 )

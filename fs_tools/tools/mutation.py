@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from fs_tools.errors import FsError, NotFound, NotObserved, SandboxDenied, StaleVersion, StoreUnavailable
 from fs_tools.provider import FileState, Snapshot
 from fs_tools.tools.base import ToolContext
-from policy import Deny, Intent, Present, decide, decide_mutation_allowed
-from policy.gates import NOT_OBSERVED
+from policy import Deny, Intent, Present, Refusal, decide, decide_mutation_allowed
 
 # Given the file's current snapshot, the bytes to commit (an edit).
 Produce = Callable[[Snapshot], bytes]
@@ -39,7 +38,7 @@ class SessionGate:
         decision = decide(self.intent, self.ctx.store.get(self.ctx.session, file.key))
         if isinstance(decision, Deny):
             raise _denial(decision, file)
-        self._unseen = decision.on_mismatch == NOT_OBSERVED
+        self._unseen = not decision.seen
         self.expected = decision.expect.version if isinstance(decision.expect, Present) else None
         return self.expected
 
@@ -85,7 +84,7 @@ def check_configuration(ctx: ToolContext, file: FileState) -> None:
         deny = decide_mutation_allowed(read_only=ctx.read_only, protected=ctx.protected, relative_path=relative)
         if deny is None:
             continue
-        if deny.reason == "read_only":
+        if deny.refusal is Refusal.READ_ONLY:
             raise SandboxDenied(
                 f"the workspace is read-only; {file.display!r} cannot be changed", details={"reason": "read_only"}
             )
@@ -97,7 +96,7 @@ def check_configuration(ctx: ToolContext, file: FileState) -> None:
 
 def _denial(decision: Deny, file: FileState) -> Exception:
     label = file.display
-    if decision.reason == "unseen":
+    if decision.refusal is Refusal.UNSEEN:
         if not file.exists:
             return NotFound(f"{label!r} does not exist", details={"reason": "missing", "intent": "edit"})
         # A file no read can observe must say why, or "read the file, then retry" would loop forever.

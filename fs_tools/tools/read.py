@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
 from fs_tools.errors import NotFound, path_label
 from fs_tools.provider import Scan
-from fs_tools.tools.base import Tool, ToolContext, ToolOutput
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.paging import PageSink
+from fs_tools.tools.presenting import is_integer, short, text_of
 from fs_tools.tools.rendering import OUTPUT_CAP_BYTES, render_page
 from policy import ABSENT, Present
 
@@ -86,6 +90,16 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
     return ToolOutput(text=body, value=_value(path, args.offset, shown, total, next_offset, recorded))
 
 
+def present_read(args: Mapping[str, Any]) -> str | None:
+    path, offset, limit = text_of(args, "file_path"), args.get("offset"), args.get("limit")
+    if path is None or not all(v is None or is_integer(v) for v in (offset, limit)):
+        return None
+    if isinstance(offset, int) and offset > 1:
+        end = f"–{offset + limit - 1}" if isinstance(limit, int) else "–"
+        return f"read {short(path)} (lines {offset}{end})"
+    return f"read {short(path)}"
+
+
 def _value(
     path: str, offset: int, shown: int, total: int, next_offset: int | None, version: str | None
 ) -> dict[str, object]:
@@ -111,4 +125,7 @@ READ = Tool(
     output=ReadOutput,
     run=run_read,
     read_only=True,
+    preconditions="Records the version it read: a later write or edit of the file is checked against it.",
+    example=Example({"file_path": "src/app.py", "offset": 1, "limit": 2}),
+    present=present_read,
 )

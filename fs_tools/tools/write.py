@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel
 from fs_tools.errors import path_label
 from fs_tools.provider import count_lines
-from fs_tools.tools.base import Tool, ToolContext, ToolOutput
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.mutation import commit_gated
+from fs_tools.tools.presenting import short, text_of
 from policy import Intent
 
 
@@ -46,6 +50,14 @@ def run_write(ctx: ToolContext, args: WriteArgs) -> ToolOutput:
     )
 
 
+def present_write(args: Mapping[str, Any]) -> str | None:
+    path, content = text_of(args, "file_path"), text_of(args, "content")
+    if path is None or content is None:
+        return None
+    lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+    return f"write {short(path)} ({lines} line(s), {len(content.encode('utf-8', 'surrogatepass')):,} bytes)"
+
+
 WRITE = Tool(
     name="write",
     description=(
@@ -57,4 +69,10 @@ WRITE = Tool(
     output=WriteOutput,
     run=run_write,
     read_only=False,
+    preconditions=(
+        "The workspace is not read-only and the path is not protected. Creating a file needs nothing; replacing "
+        "an existing file needs a read of it in this session, and the file must not have changed since."
+    ),
+    example=Example({"file_path": "src/util.py", "content": "def double(x):\n    return 2 * x\n"}),
+    present=present_write,
 )

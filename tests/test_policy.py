@@ -1,0 +1,63 @@
+"""The policy alone: a no-I/O decision table, one row per intent (SPEC §6), and the configuration gates."""
+
+from __future__ import annotations
+
+import pytest
+
+from fs_tools.boundary import REMEDIES, remediate, remedy_for
+from fs_tools.errors import FsError, HarnessError, StaleVersion
+from policy import ABSENT, Allow, Deny, Intent, Present, ProtectedPaths, Refusal, decide, decide_mutation_allowed
+
+SEEN = Present("v1")
+
+# (intent, observation) -> decision: the whole table, so a new intent is one new row here too
+TABLE = [
+    (Intent.WRITE, None, Allow(expect=ABSENT, seen=False)),
+    (Intent.WRITE, ABSENT, Allow(expect=ABSENT)),
+    (Intent.WRITE, SEEN, Allow(expect=SEEN)),
+    (Intent.EDIT, None, Deny(Refusal.UNSEEN)),
+    (Intent.EDIT, ABSENT, Deny(Refusal.ABSENT)),
+    (Intent.EDIT, SEEN, Allow(expect=SEEN)),
+]
+
+
+@pytest.mark.parametrize(("intent", "observation", "expected"), TABLE)
+def test_the_observation_table(intent: Intent, observation: object, expected: object) -> None:
+    assert decide(intent, observation) == expected  # type: ignore[arg-type]
+
+
+def test_every_intent_has_a_row() -> None:
+    assert {row[0] for row in TABLE} == set(Intent)
+
+
+def test_configuration_gates_name_their_rule() -> None:
+    protected = ProtectedPaths([".env", "secrets/**"])
+    assert decide_mutation_allowed(read_only=True, protected=protected, relative_path="a.py") == Deny(Refusal.READ_ONLY)
+    assert decide_mutation_allowed(read_only=False, protected=protected, relative_path=".env") == Deny(
+        Refusal.PROTECTED
+    )
+    assert decide_mutation_allowed(read_only=False, protected=protected, relative_path="secrets/k") == Deny(
+        Refusal.PROTECTED
+    )
+    assert decide_mutation_allowed(read_only=False, protected=protected, relative_path="src/a.py") is None
+
+
+def test_a_subclass_without_a_remedy_of_its_own_takes_its_parents() -> None:
+    class ReplacedUnderUs(StaleVersion):
+        """A host's own refinement of the stale condition."""
+
+    assert ReplacedUnderUs not in REMEDIES
+    assert remedy_for(ReplacedUnderUs) is REMEDIES[StaleVersion]
+    error = ReplacedUnderUs("'a.txt' has changed since this session last read it", details={"found": "modified"})
+    shown = remediate(error)
+    assert shown.message.endswith("— re-read the file, then retry") and shown.__cause__ is error
+    assert isinstance(shown, ReplacedUnderUs) and shown.code == "FS_STALE_VERSION"
+
+
+def test_every_error_class_has_a_remedy_to_show() -> None:
+    def classes(cls: type[HarnessError]) -> list[type[HarnessError]]:
+        return [cls, *(c for sub in cls.__subclasses__() for c in classes(sub))]
+
+    for cls in classes(HarnessError):
+        assert remedy_for(cls).summary, cls
+    assert remedy_for(FsError) is REMEDIES[HarnessError]

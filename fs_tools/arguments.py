@@ -28,6 +28,7 @@ from pydantic.json_schema import WithJsonSchema
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from fs_tools.errors import ToolArgsError
+from fs_tools.names import visible
 
 MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255
@@ -282,11 +283,7 @@ def pointer(loc: tuple[int | str, ...]) -> str:
     property names are shown escaped, so a name can never forge a line or break the message's UTF-8."""
     if not loc:
         return "/"
-    return "".join("/" + _visible(str(p).replace("~", "~0").replace("/", "~1")) for p in loc)
-
-
-def _visible(name: str) -> str:
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+    return "".join("/" + visible(str(p).replace("~", "~0").replace("/", "~1"), tabs=False) for p in loc)
 
 
 _EXPECTED_TYPE = {

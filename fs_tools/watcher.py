@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -247,30 +248,47 @@ class _Handler(FileSystemEventHandler):
 def _observer(on_overflow: Callable[[], None]) -> BaseObserver:
     """A watchdog observer that also calls ``on_overflow`` when the kernel's inotify queue overflows.
 
-    watchdog (from 7.1) handles an overflow by rebuilding its watches in the watch group's
-    ``on_queue_overflow``, and tells no event handler; the emitter below wraps that method of the group
-    it creates. (Not a log filter on watchdog's warning: a host's logging configuration — a level, a
-    ``dictConfig``, ``logging.disable`` — would silently turn the signal off.) Where inotify is not the
+    watchdog (from 7.1) handles an overflow in its watch group's ``on_queue_overflow`` (it rebuilds the
+    watches) and tells no event handler. The observer is built through watchdog's public seam,
+    ``BaseObserver(emitter_class)``, with an emitter whose watch group is a subclass that also calls
+    ``on_overflow``. (Not a log filter on watchdog's warning: a host's logging configuration — a level,
+    a ``dictConfig``, ``logging.disable`` — would silently turn the signal off.) Where inotify is not the
     backend, the platform's observer is used as is."""
     try:
-        from watchdog.observers.inotify import InotifyEmitter, InotifyObserver
+        from watchdog.observers.inotify import InotifyEmitter, InotifyWatchGroup
+        from watchdog.observers.inotify_c import InotifyFD
     except Exception:  # not Linux: no inotify
         return Observer()
 
+    class Group(InotifyWatchGroup):
+        def on_queue_overflow(self) -> None:
+            super().on_queue_overflow()
+            on_overflow()
+
     class Emitter(InotifyEmitter):
         def on_thread_start(self) -> None:
-            super().on_thread_start()
-            group = self._inotify
-            if group is None:  # pragma: no cover - set by the call above
-                return
-            rebuild = group.on_queue_overflow
+            # as watchdog's own, with the group above: the emitter's group is the one name of watchdog's
+            # internals used here (its constructor takes no group factory)
+            self._inotify = Group(
+                self._inotify_fd,
+                os.fsencode(self.watch.path),
+                is_recursive=self.watch.is_recursive,
+                event_mask=self.get_event_mask_from_filter(),
+                follow_symlink=self.watch.follow_symlink,
+            )
 
-            def overflowed() -> None:
-                rebuild()
-                on_overflow()
+    class Watching(BaseObserver):
+        """As watchdog's ``InotifyObserver``: an inotify instance of its own (so the kernel's limits
+        are read when it is made), stopped with the observer."""
 
-            group.on_queue_overflow = overflowed  # type: ignore[method-assign]
+        def __init__(self) -> None:
+            self._inotify_fd = InotifyFD()
+            self._inotify_fd.start()
+            super().__init__(Emitter, inotify_fd=self._inotify_fd)
 
-    observer = InotifyObserver()
-    observer._emitter_class = Emitter
-    return observer
+        def on_thread_stop(self) -> None:
+            super().on_thread_stop()
+            self._inotify_fd.stop()
+            self._inotify_fd.join()
+
+    return Watching()

@@ -30,15 +30,9 @@ from fs_tools.errors import error_codes
 from fs_tools.provider.tempfiles import TEMP_NAME, create_temp
 from fs_tools.provider.walk import FILE, Entry
 from fs_tools.testing import assert_error, assert_ok
-from fs_tools.tools.discovery import (
-    MAX_GLOB_CHARS,
-    MAX_GLOB_FLOATING,
-    MAX_GLOB_SEGMENTS,
-    IgnoreRules,
-    compile_glob,
-    ignore_rules,
-)
+from fs_tools.tools.globpattern import MAX_GLOB_CHARS, MAX_GLOB_FLOATING, MAX_GLOB_SEGMENTS, compile_glob
 from fs_tools.tools.grep import MAX_PATTERN_CHARS, MAX_PATTERN_SIZE
+from fs_tools.tools.ignore import IgnoreRules, ignore_rules
 
 HANG_GUARD_SECONDS = 60
 DEEP = 60  # the depth of the reproduction

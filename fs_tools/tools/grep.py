@@ -14,19 +14,12 @@ from pydantic import Field
 
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolArgsError, ToolTimeout
+from fs_tools.names import visible
 from fs_tools.provider import FILE, Entry, Walk
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import (
-    VCS_DIRECTORIES,
-    GlobPattern,
-    IgnoreRules,
-    compile_glob,
-    glob_pattern_violations,
-    plural,
-    shown_path,
-    visible,
-    with_first_rows,
-)
+from fs_tools.tools.discovery import VCS_DIRECTORIES, plural, shown_path, with_first_rows
+from fs_tools.tools.globpattern import GlobPattern, compile_glob, glob_pattern_violations
+from fs_tools.tools.ignore import IgnoreRules
 
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pydantic import Field
 
 from fs_tools.arguments import Integer, SearchPath, ToolArgs, ToolOutputModel
+from fs_tools.names import visible
 from fs_tools.provider import DIRECTORY, FILE, SYMLINK, Entry
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import plural, shown_path, visible
+from fs_tools.tools.discovery import plural, shown_path
 
 MAX_ENTRIES = 500
 

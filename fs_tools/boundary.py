@@ -15,6 +15,7 @@ from typing import Any
 
 from fs_tools.errors import (
     Aborted,
+    AlreadyExists,
     AmbiguousEdit,
     Busy,
     EditNotFound,
@@ -24,6 +25,7 @@ from fs_tools.errors import (
     IoError,
     NoSpace,
     NotDirectory,
+    NotEmpty,
     NotFound,
     NotObserved,
     NotRegularFile,
@@ -204,6 +206,16 @@ def _io(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str])
     return exc.message
 
 
+def _already_exists(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — to replace it, pass overwrite=true (you have read it); or choose another destination"
+
+
+def _not_empty(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    if "list" in tools:
+        return f"{exc.message} — delete its entries first ({tools['list']} shows them)"
+    return f"{exc.message} — delete its entries first"
+
+
 def _busy(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     return f"{exc.message} — another program is writing there; retry the call in a moment"
 
@@ -284,6 +296,10 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
     ),
     Busy: Remedy("Nothing was changed; another program is writing there. Retry the call in a moment.", _busy),
     Aborted: Remedy("Nothing was committed; through a tool this surfaces as TOOL_ABORTED."),
+    NotEmpty: Remedy("Delete the directory's entries first (list shows them), then the directory.", _not_empty),
+    AlreadyExists: Remedy(
+        "Pass overwrite=true to replace a file you have read, or choose another destination.", _already_exists
+    ),
 }
 
 

@@ -29,7 +29,9 @@ one is breaking) and ``name`` (the class name). Lower layers state conditions; t
         ├── EditNotFound                FS_EDIT_NOT_FOUND
         ├── AmbiguousEdit               FS_AMBIGUOUS_EDIT
         ├── Busy                        FS_BUSY
-        └── Aborted                     FS_ABORTED
+        ├── Aborted                     FS_ABORTED
+        ├── NotEmpty                    FS_NOT_EMPTY
+        └── AlreadyExists               FS_ALREADY_EXISTS
 """
 
 from __future__ import annotations
@@ -232,6 +234,18 @@ class Aborted(FsError):
     """A provider operation was cancelled before it committed anything."""
 
     default_code = "FS_ABORTED"
+
+
+class NotEmpty(FsError):
+    """``delete`` of a directory that still has entries."""
+
+    default_code = "FS_NOT_EMPTY"
+
+
+class AlreadyExists(FsError):
+    """``move`` onto an existing file without ``overwrite``."""
+
+    default_code = "FS_ALREADY_EXISTS"
 
 
 def _all_error_classes() -> list[type[HarnessError]]:

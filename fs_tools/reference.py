@@ -30,7 +30,7 @@ from fs_tools.errors import Aborted, HarnessError, error_codes
 from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import FileState, Snapshot
 from fs_tools.result import ToolResult
-from fs_tools.tools import grep
+from fs_tools.tools import ALL_TOOLS, grep
 from fs_tools.tools.base import Tool, ToolOutput
 from fs_tools.workspace import Session, Workspace
 
@@ -50,6 +50,9 @@ class Scratch:
     session: Session
 
 
+_EXAMPLE_TIME_NS = 1_780_000_000 * 10**9
+
+
 @contextlib.contextmanager
 def scratch(**options: Any) -> Iterator[Scratch]:
     with tempfile.TemporaryDirectory(prefix="fs-tools-ref-") as tmp:
@@ -60,6 +63,8 @@ def scratch(**options: Any) -> Iterator[Scratch]:
         )
         (root / "notes.txt").write_text("one\ntwo\nthree\n")
         (root / "README.md").write_text("# Project\n")
+        for made in (root / "src" / "app.py", root / "notes.txt", root / "README.md"):
+            os.utime(made, ns=(_EXAMPLE_TIME_NS, _EXAMPLE_TIME_NS))  # examples show one fixed time
         with Workspace(root, **options) as workspace:
             yield Scratch(root, workspace, workspace.session("docs"))
 
@@ -69,9 +74,9 @@ def scratch(**options: Any) -> Iterator[Scratch]:
 def tool_pages() -> dict[str, str]:
     """``{page path: markdown}`` for every tool."""
     pages = {}
-    with scratch() as s:
-        tools = list(s.workspace.tools.values())
-        for tool in tools:
+    tools = list(ALL_TOOLS)
+    for tool in tools:
+        with scratch() as s:  # each example in a scratch workspace of its own
             pages[tool_page_path(tool.name)] = _tool_page(tool, s)
     pages["reference/tools/index.md"] = _tools_index(tools)
     return pages
@@ -343,6 +348,12 @@ def _not_directory(s: Scratch) -> ToolResult:
     return s.session.call("read", {"file_path": "notes.txt/inner.txt"})
 
 
+def _already_exists(s: Scratch) -> ToolResult:
+    s.session.call("read", {"file_path": "notes.txt"})
+    s.session.call("read", {"file_path": "README.md"})
+    return s.session.call("move", {"source": "notes.txt", "destination": "README.md"})
+
+
 ERROR_EXAMPLES: dict[str, Callable[[Scratch], ToolResult]] = {
     "INVALID_ARGS": lambda s: s.session.call("read", {"file_path": 3, "limt": "10"}),
     "UNKNOWN_TOOL": lambda s: s.session.call("red", {"file_path": "notes.txt"}),
@@ -367,6 +378,8 @@ ERROR_EXAMPLES: dict[str, Callable[[Scratch], ToolResult]] = {
     "FS_BUSY": _busy,
     "STORE_UNAVAILABLE": _store_unavailable,
     "FS_ABORTED": _fs_aborted,
+    "FS_NOT_EMPTY": lambda s: s.session.call("delete", {"file_path": "src"}),
+    "FS_ALREADY_EXISTS": _already_exists,
 }
 
 

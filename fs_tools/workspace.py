@@ -29,7 +29,7 @@ from fs_tools.errors import (
 from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import DEFAULT_LOCK_SECONDS, CancelToken, FileProvider
 from fs_tools.result import ToolResult
-from fs_tools.tools import ALL_TOOLS, Tool, ToolContext
+from fs_tools.tools import ALL_TOOLS, ReadMemory, Tool, ToolContext
 from policy import MemoryStore, ObservationStore, ProtectedPaths
 
 if TYPE_CHECKING:
@@ -103,7 +103,9 @@ class Workspace:
     ``lock_timeout`` bounds how long a call waits for a lock another writer holds (then ``FS_BUSY``);
     ``max_read_bytes`` is the largest file ``read`` scans (it pages, but hashes the whole file; by default
     1 GiB, or ``max_file_bytes`` if that is larger); ``tools`` names the tools to offer (all by default);
-    ``prefix`` is put before every tool name the model sees and calls (``"fs_"`` publishes ``fs_read``).
+    ``prefix`` is put before every tool name the model sees and calls (``"fs_"`` publishes ``fs_read``);
+    ``brief_rereads`` (on by default) answers a re-read of the same lines of a file the session already
+    read at the same version with a short note instead of the same text again.
 
     A read-only workspace lists no mutating tool; a call to one is still answered by its read-only gate
     (``FS_SANDBOX_DENIED``), while a tool left out of ``tools`` is ``UNKNOWN_TOOL``.
@@ -123,6 +125,7 @@ class Workspace:
         max_read_bytes: int | None = None,
         tools: Iterable[str] | None = None,
         prefix: str = "",
+        brief_rereads: bool = True,
     ) -> None:
         root_list = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
         self._in_flight = _InFlight()
@@ -131,6 +134,7 @@ class Workspace:
         self.read_only = read_only
         self.search_seconds = search_seconds
         self.protected = ProtectedPaths(protected)
+        self._reads = ReadMemory() if brief_rereads else None
         self.prefix = _checked_prefix(prefix)
         chosen = [dataclasses.replace(tool, name=prefix + tool.name) for tool in _selected_tools(tools)]
         # What is listed, and what is withheld only because the workspace is read-only: a call to a
@@ -138,7 +142,8 @@ class Workspace:
         self.tools: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.read_only or not read_only}
         self._withheld: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.name not in self.tools}
         if not self.tools:
-            why = " (a read-only workspace offers none of write, edit, multi_edit)" if chosen else ""
+            mutating = ", ".join(tool.name for tool in ALL_TOOLS if not tool.read_only)
+            why = f" (a read-only workspace offers none of {mutating})" if chosen else ""
             offered = [tool.name for tool in ALL_TOOLS if tool.read_only or not read_only]
             raise ValueError(
                 f"Workspace(tools=...) leaves no tool to offer{why}; name at least one of {', '.join(offered)}"
@@ -268,6 +273,7 @@ class Workspace:
                 protected=self.protected,
                 cancel=cancel,
                 search_seconds=self.search_seconds,
+                reads=self._reads,
             )
             output = tool.run(context, args)
             try:
@@ -409,12 +415,18 @@ class Session:
 
     def forget(self, path: str | None = None) -> None:
         """Drop this session's observation of ``path`` (as the tools take it), or all of them."""
+        reads = self.workspace._reads
         if path is None:
             self.workspace.store.forget(self.key)
+            if reads is not None:
+                reads.forget(self.key)
             return
         validate_arguments(_ForgetArgs, {"file_path": path})  # a ToolArgsError names what is wrong
         with self.workspace._open_for("session.forget()"):
-            self.workspace.store.forget(self.key, self.workspace.provider.key_of(path))
+            key = self.workspace.provider.key_of(path)
+            self.workspace.store.forget(self.key, key)
+            if reads is not None:
+                reads.forget(self.key, key)
 
 
 class _ForgetArgs(ToolArgs):

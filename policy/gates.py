@@ -7,6 +7,11 @@ The observation table (SPEC §6), one row per intent:
     intent   unseen                                  absent                       present(v)
     write    create only if absent (else unread)     create only if absent        replace only if still v
     edit     refused: unseen                         refused: absent              only if still v
+    delete   refused: unseen                         refused: absent              only if still v
+    move     refused: unseen                         refused: absent              only if still v
+    replace  refused: unseen                         refused: absent              only if still v
+
+``move`` is the source of a move, ``replace`` an existing file a move would put another one over.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ class Intent(enum.Enum):
 
     WRITE = "write"
     EDIT = "edit"
+    DELETE = "delete"
+    MOVE = "move"
+    REPLACE = "replace"
 
 
 class Refusal(enum.Enum):
@@ -60,6 +68,9 @@ _CREATE_ONLY = Allow(expect=ABSENT, seen=False)
 _TABLE: dict[Intent, tuple[Decision, Decision]] = {
     Intent.WRITE: (_CREATE_ONLY, Allow(expect=ABSENT)),
     Intent.EDIT: (Deny(Refusal.UNSEEN), Deny(Refusal.ABSENT)),
+    Intent.DELETE: (Deny(Refusal.UNSEEN), Deny(Refusal.ABSENT)),
+    Intent.MOVE: (Deny(Refusal.UNSEEN), Deny(Refusal.ABSENT)),
+    Intent.REPLACE: (Deny(Refusal.UNSEEN), Deny(Refusal.ABSENT)),
 }
 
 

@@ -154,7 +154,7 @@ def test_cross_field_rule_is_reported_alongside_an_unknown_property(session: Ses
     result = session.call("edit", {"file_path": "a.txt", "old_string": "x", "new_string": "x", "bogus": 1})
     assert invalid(result) == (
         "invalid arguments: /new_string: must differ from old_string; "
-        "/bogus: unknown property; expected one of: file_path, old_string, new_string, replace_all"
+        "/bogus: unknown property; expected one of: file_path, old_string, new_string, replace_all, dry_run"
     )
 
 
@@ -440,7 +440,7 @@ def test_arguments_as_json_string_and_as_mapping_behave_the_same(
     session: Session, text_file: Path, args: dict[str, Any]
 ) -> None:
     as_mapping = session.call("read", args)
-    as_string = session.call("read", json.dumps(args))
+    as_string = session.workspace.session("another").call("read", json.dumps(args))  # not a re-read
     assert as_string.to_dict() == as_mapping.to_dict()
     assert as_string.value == as_mapping.value
 
@@ -637,11 +637,19 @@ def test_every_code_used_here_is_in_the_vocabulary() -> None:
 EXPECTED_PROPERTIES = {
     "read": (["file_path", "offset", "limit"], ["file_path"]),
     "write": (["file_path", "content"], ["file_path", "content"]),
-    "edit": (["file_path", "old_string", "new_string", "replace_all"], ["file_path", "old_string", "new_string"]),
+    "edit": (
+        ["file_path", "old_string", "new_string", "replace_all", "dry_run"],
+        ["file_path", "old_string", "new_string"],
+    ),
     "multi_edit": (["file_path", "edits"], ["file_path", "edits"]),
     "list": (["path", "depth", "include_hidden"], []),
     "glob": (["pattern", "path"], ["pattern"]),
     "grep": (["pattern", "path", "glob", "case_insensitive", "include_ignored"], ["pattern"]),
+    "read_many": (["file_paths", "limit"], ["file_paths"]),
+    "stat": (["path"], ["path"]),
+    "move": (["source", "destination", "overwrite"], ["source", "destination"]),
+    "delete": (["file_path"], ["file_path"]),
+    "create_directory": (["path"], ["path"]),
 }
 
 
@@ -674,15 +682,16 @@ def test_published_schemas_are_portable(workspace: Workspace) -> None:
 # --- selecting, renaming and withholding tools --------------------------------------------------------------
 
 
-MUTATING = ("write", "edit", "multi_edit")
+MUTATING = ("write", "edit", "multi_edit", "move", "delete", "create_directory")
+READ_ONLY_TOOLS = ["read", "list", "glob", "grep", "read_many", "stat"]
 
 
 def test_a_read_only_workspace_lists_no_mutating_tool(root: Path) -> None:
     with Workspace(root, read_only=True) as ws:
-        assert [s["name"] for s in ws.tool_schemas()] == ["read", "list", "glob", "grep"]
+        assert [s["name"] for s in ws.tool_schemas()] == READ_ONLY_TOOLS
         tool_list = pytest.importorskip("fs_tools.mcp_server").tool_list
 
-        assert [t.name for t in tool_list(ws)] == ["read", "list", "glob", "grep"]
+        assert [t.name for t in tool_list(ws)] == READ_ONLY_TOOLS
 
 
 @pytest.mark.parametrize("tool", MUTATING)
@@ -692,13 +701,17 @@ def test_a_withheld_mutating_tool_still_answers_with_the_read_only_gate(root: Pa
         "write": {"file_path": "a.txt", "content": "x"},
         "edit": {"file_path": "a.txt", "old_string": "one", "new_string": "1"},
         "multi_edit": {"file_path": "a.txt", "edits": [{"old_string": "one", "new_string": "1"}]},
+        "move": {"source": "a.txt", "destination": "b.txt"},
+        "delete": {"file_path": "a.txt"},
+        "create_directory": {"path": "new"},
     }[tool]
     with Workspace(root, read_only=True) as ws:
         session = ws.session("s")
         assert not session.call("read", {"file_path": "a.txt"}).is_error
         result = session.call(tool, arguments)
         assert result.error is not None and result.error.code == "FS_SANDBOX_DENIED", result.text
-        assert result.text == "the workspace is read-only; 'a.txt' cannot be changed"
+        changed = "new" if tool == "create_directory" else "a.txt"
+        assert result.text == f"the workspace is read-only; {changed!r} cannot be changed"
     assert (root / "a.txt").read_text() == "one\n"
 
 
@@ -723,7 +736,8 @@ def test_tools_selects_what_is_listed_and_dispatched(root: Path) -> None:
     [
         (
             ["read", "reed"],
-            "Workspace(tools=...): unknown tool 'reed'; valid names: read, write, edit, multi_edit, list, glob, grep",
+            "Workspace(tools=...): unknown tool 'reed'; valid names: read, write, edit, multi_edit, list, glob, grep, "
+            "read_many, stat, move, delete, create_directory",
         ),
         ("read", "Workspace(tools=...) takes a list of tool names, not the string 'read'"),
     ],

@@ -43,7 +43,7 @@ async def _check_tool_list(tools: list[Any], root: Path) -> None:
     for tool in tools:
         assert tool.input_schema == expected[tool.name]["input_schema"]
         assert tool.description == expected[tool.name]["description"]
-        read_only = tool.name in {"read", "list", "glob", "grep"}
+        read_only = tool.name in {"read", "list", "glob", "grep", "read_many", "stat"}
         assert tool.annotations.read_only_hint is read_only
         assert tool.annotations.destructive_hint is (not read_only)
 

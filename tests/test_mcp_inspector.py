@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from fs_tools.tools import ALL_TOOLS
+
 pytest.importorskip("mcp")
 
 INSPECTORS = Path(os.environ.get("FS_TOOLS_INSPECTOR_DIR", Path(__file__).parent.parent / ".ci" / "inspector"))
@@ -58,7 +60,7 @@ def _call(inspector: list[str], root: Path, tool: str, **arguments: str) -> Any:
 
 def test_the_inspector_lists_every_tool(inspector: list[str], tmp_path: Path) -> None:
     listed = _inspect(inspector, tmp_path, "--method", "tools/list")
-    assert [tool["name"] for tool in listed["tools"]] == ["read", "write", "edit", "multi_edit", "list", "glob", "grep"]
+    assert [tool["name"] for tool in listed["tools"]] == [tool.name for tool in ALL_TOOLS]
 
 
 def test_a_number_from_the_inspector_arrives_as_a_number(inspector: list[str], tmp_path: Path) -> None:

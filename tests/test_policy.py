@@ -18,6 +18,15 @@ TABLE = [
     (Intent.EDIT, None, Deny(Refusal.UNSEEN)),
     (Intent.EDIT, ABSENT, Deny(Refusal.ABSENT)),
     (Intent.EDIT, SEEN, Allow(expect=SEEN)),
+    *(
+        row
+        for intent in (Intent.DELETE, Intent.MOVE, Intent.REPLACE)
+        for row in (
+            (intent, None, Deny(Refusal.UNSEEN)),
+            (intent, ABSENT, Deny(Refusal.ABSENT)),
+            (intent, SEEN, Allow(expect=SEEN)),
+        )
+    ),
 ]
 
 

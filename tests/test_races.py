@@ -70,6 +70,14 @@ def exchange(a: Path, b: Path) -> None:
 
 
 @pytest.fixture
+def workspace(root: Path) -> Iterator[Workspace]:
+    """Every read shows its text: these races read one file again and again, and look at what came back
+    (a brief "unchanged" note would hide what a swapped-in link led to)."""
+    with Workspace(root, brief_rereads=False) as ws:
+        yield ws
+
+
+@pytest.fixture
 def can_exchange(tmp_path: Path) -> None:
     a, b = tmp_path / ".xchg-a", tmp_path / ".xchg-b"
     a.mkdir()

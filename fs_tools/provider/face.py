@@ -66,6 +66,7 @@ class FileState:
     relative_paths: tuple[str, ...]
     exists: bool
     unreadable: FsError | None = None
+    kind: str = ""  # FILE, DIRECTORY, SYMLINK or OTHER (walk's kinds); "" when it does not exist
 
 
 class Gate(Protocol):
@@ -78,6 +79,57 @@ class Gate(Protocol):
     def record(self, key: str, after: Snapshot) -> None:
         """The commit is published; called under the file's lock, before any other call may see it."""
         ...
+
+
+class RemoveGate(Protocol):
+    """The policy side of a removal."""
+
+    def expect(self, file: FileState) -> str | None:
+        """The version a regular file must still have (None for a symlink or a directory, which are
+        removed as they are); raise to refuse."""
+        ...
+
+    def removed(self, key: str) -> None:
+        """The entry is gone; called under its lock."""
+        ...
+
+
+class MoveGate(Protocol):
+    """The policy side of a move."""
+
+    def expect_source(self, file: FileState) -> str | None:
+        """The version the source, a regular file, must still have (None for a symlink or a directory,
+        moved as they are); raise to refuse."""
+        ...
+
+    def expect_destination(self, file: FileState) -> str | None:
+        """For a destination that does not exist: raise to refuse (read-only, protected), else None. For
+        an existing regular file: the version it must still have to be replaced; raise to refuse."""
+        ...
+
+    def check_inside(self, source: FileState, destination: FileState) -> None:
+        """For a moved directory: one entry below it, as it is now and as it will be; raise to refuse."""
+        ...
+
+    @property
+    def checks_inside(self) -> bool:
+        """Whether ``check_inside`` needs to see every entry below a moved directory."""
+        ...
+
+    def moved(self, source_key: str, destination_key: str, kind: str) -> None:
+        """The move of an entry of ``kind`` is done; called under both locks."""
+        ...
+
+
+@dataclass(frozen=True)
+class Status:
+    """What ``stat`` finds at a path, without following a symlink at its end."""
+
+    key: str
+    kind: str  # FILE, DIRECTORY, SYMLINK or OTHER
+    size: int
+    mode: int  # the permission bits
+    mtime_ns: int
 
 
 @dataclass(frozen=True)
@@ -161,6 +213,16 @@ class Provider(Protocol):
     ) -> AbstractContextManager[Walk]: ...
 
     def read_entry(self, entry: Entry, limit: int) -> tuple[bytes | None, int]: ...
+
+    def stat(self, path: str) -> Status: ...
+
+    def make_directory(self, path: str, gate: Callable[[FileState], None]) -> bool: ...
+
+    def remove(self, path: str, gate: RemoveGate, *, cancel: CancelToken | None = None) -> str: ...
+
+    def rename(
+        self, source: str, destination: str, gate: MoveGate, *, overwrite: bool, cancel: CancelToken | None = None
+    ) -> str: ...
 
     def remember(self, version: str, data: bytes) -> None: ...
 

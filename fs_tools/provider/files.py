@@ -23,12 +23,15 @@ import xxhash
 
 from fs_tools.errors import (
     Aborted,
+    AlreadyExists,
     Busy,
     FsError,
     IoError,
     NotDirectory,
+    NotEmpty,
     NotFound,
     NotRegularFile,
+    SandboxDenied,
     StaleVersion,
     TooLarge,
     path_label,
@@ -40,18 +43,21 @@ from fs_tools.provider.face import (
     Enter,
     FileState,
     Gate,
+    MoveGate,
     ProviderListener,
+    RemoveGate,
     S,
     Scan,
     Sink,
     Snapshot,
+    Status,
     T,
     Walk,
 )
 from fs_tools.provider.oserrors import os_errors
-from fs_tools.provider.resolve import DIR_FLAGS, Resolved, Resolver, require_regular
-from fs_tools.provider.tempfiles import Sweeper, create_temp
-from fs_tools.provider.walk import FILE, Entry, start_directory, walk
+from fs_tools.provider.resolve import DIR_FLAGS, Resolved, Resolver, describe_kind, require_regular
+from fs_tools.provider.tempfiles import Sweeper, create_temp, temp_name
+from fs_tools.provider.walk import DIRECTORY, FILE, SYMLINK, Entry, kind_of, start_directory, walk
 
 log = logging.getLogger("fs_tools.provider")
 
@@ -386,10 +392,328 @@ class FileProvider:
 
         return stop
 
+    def stat(self, path: str) -> Status:
+        """What is at ``path`` (a symlink inside the roots is followed, as reads follow it); FS_NOT_FOUND
+        when nothing is there."""
+        display = path_label(path)
+        with os_errors(display), self._resolve(path) as target:
+            current = target.leaf_stat()
+            if current is None:
+                raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
+            return Status(target.key, kind_of(current.st_mode), current.st_size, stat.S_IMODE(current.st_mode),
+                          current.st_mtime_ns)
+
+    def make_directory(self, path: str, gate: Callable[[FileState], None]) -> bool:
+        """Make the directory ``path`` and its missing parents; False when it already is one (an existing
+        non-directory is FS_NOT_DIRECTORY). ``gate`` sees the directory first, and may refuse. A failed
+        call leaves no directory it made."""
+        display = path_label(path)
+        with os_errors(display), contextlib.ExitStack() as stack:
+            target = stack.enter_context(self._resolve(path.rstrip("/") or path))
+            if target.name is None:  # the root, or a path that names a directory through '..'
+                return False
+            gate(self._state(target, display))
+            if target.dir_fd is None:
+                target = stack.enter_context(self._resolver.resolve(path.rstrip("/"), create_parents=True, stage=False))
+                gate(self._state(target, display))
+            assert target.dir_fd is not None and target.name is not None
+            try:
+                os.mkdir(target.name, 0o777, dir_fd=target.dir_fd)
+            except FileExistsError:
+                current = target.leaf_stat()
+                if current is not None and stat.S_ISDIR(current.st_mode):
+                    return False
+                target.remove_created_directories()
+                raise NotDirectory(
+                    f"{display!r} already exists and is not a directory", details={"reason": "exists"}
+                ) from None
+            except BaseException:
+                target.remove_created_directories()
+                raise
+            _sync_created_directories(target, display)
+            _sync_directory(target.dir_fd, display)
+            return True
+
+    def remove(self, path: str, gate: RemoveGate, *, cancel: CancelToken | None = None) -> str:
+        """Remove the entry at ``path``: a regular file only while it is at the version ``gate.expect``
+        names, a symlink as a link (never its target), a directory only when empty (FS_NOT_EMPTY with
+        the number of its entries). Returns the kind removed. The root itself is never removed."""
+        display = path_label(path)
+        with os_errors(display), self._resolve_entry(path) as target:
+            if not target.parts:
+                raise SandboxDenied(f"{display!r} is the workspace root, which is never deleted",
+                                    details={"reason": "root"})
+            current = target.leaf_stat()
+            if current is None or target.dir_fd is None or target.name is None:
+                raise NotFound(f"{display!r} does not exist", details={"reason": "missing", "intent": "delete"})
+            state = self._state(target, display)
+            expected = gate.expect(state)
+            with self._locks.hold(target.key, cancel=cancel, display=display):
+                _check_cancel(cancel, f"deleting {display!r}")
+                with _directory_lock(target.dir_fd, self.lock_timeout, cancel, display):
+                    kind = self._remove_locked(target, state.kind, expected, display, cancel)
+                gate.removed(target.key)
+            _sync_directory(target.dir_fd, display)
+            return kind
+
+    def _remove_locked(
+        self, target: Resolved, kind: str, expected: str | None, display: str, cancel: CancelToken | None
+    ) -> str:
+        dir_fd, name = target.dir_fd, target.name
+        assert dir_fd is not None and name is not None
+        now = target.leaf_stat()
+        if now is None:
+            raise vanished(display)
+        if kind_of(now.st_mode) != kind:
+            raise StaleVersion(f"{display!r} was replaced by something else just now", details={"found": "modified"})
+        if kind == DIRECTORY:
+            try:
+                os.rmdir(name, dir_fd=dir_fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+                count = _count_entries(dir_fd, name)
+                raise NotEmpty(
+                    f"{display!r} is a directory with {count:,} entr{'y' if count == 1 else 'ies'}; "
+                    "only an empty directory is deleted",
+                    details={"entries": count},
+                ) from exc
+            return kind
+        if kind != FILE or expected is None:  # a symlink, FIFO, socket or device: the entry itself goes
+            os.unlink(name, dir_fd=dir_fd)
+            return kind
+        verified = self._check_expected(target, now, expected, display, None, strict=True)
+        assert verified is not None
+        _check_cancel(cancel, f"deleting {display!r}")
+        self._unlink_verified(dir_fd, name, verified, display)
+        return kind
+
+    def _unlink_verified(self, dir_fd: int, name: str, verified: Snapshot, display: str) -> None:
+        """Unlink ``name``, proving that what goes is the verified version: the file is first renamed to
+        a reserved temp name (held and locked, so no sweeper takes it), checked there, then unlinked. A
+        file another program saved in between is put back under its name and this is FS_STALE_VERSION."""
+        holder = _hold(dir_fd, name)
+        try:
+            temp = temp_name()
+            publish.rename_no_replace(dir_fd, name, temp)
+            if self._is_version(dir_fd, temp, verified):
+                os.unlink(temp, dir_fd=dir_fd)
+                return
+            try:
+                publish.rename_no_replace(dir_fd, temp, name)
+            except OSError as exc:
+                log.error("a file saved during a delete is left under %r (errno %s)", temp, exc.errno)
+            raise StaleVersion(
+                f"{display!r} was replaced by another program just as it was being deleted; it is kept",
+                details={"found": "modified"},
+            )
+        finally:
+            if holder is not None:
+                os.close(holder)
+
+    def rename(
+        self, source: str, destination: str, gate: MoveGate, *, overwrite: bool, cancel: CancelToken | None = None
+    ) -> str:
+        """Move the entry at ``source`` to ``destination`` (missing parents are made): a regular file only
+        while it is at the version ``gate.expect_source`` names, a symlink as a link, a directory whole.
+        An existing destination is replaced only when it is a regular file at the version
+        ``gate.expect_destination`` names and ``overwrite`` is set (else FS_ALREADY_EXISTS); a directory
+        or any other kind of entry there is never replaced. Across filesystems a file is copied
+        atomically, then the source removed. Returns the kind moved."""
+        shown = path_label(source)
+        with contextlib.ExitStack() as stack:
+            with os_errors(shown):
+                src = stack.enter_context(self._resolve_entry(source))
+                src_state = self._move_source(src, source, shown)
+                expected_src = gate.expect_source(src_state)
+            dst, expected_dst = self._move_destination(stack, destination, gate, cancel)
+            if src.key == dst.key:
+                raise IoError(f"{shown!r} and {dst.display!r} are the same file", details={"reason": "same"})
+            if src_state.kind == DIRECTORY and dst.key.startswith(src.key + "/"):
+                raise IoError(f"{shown!r} cannot be moved into itself", details={"reason": "into_itself"})
+            try:
+                with os_errors(shown):
+                    if src_state.kind == DIRECTORY and gate.checks_inside:
+                        self._check_inside(src, dst, gate)
+                    self._move(src, dst, src_state.kind, expected_src, expected_dst, overwrite, cancel)
+                    gate.moved(src.key, dst.key, src_state.kind)
+            except BaseException:
+                dst.remove_created_directories()
+                raise
+            for fd in dict.fromkeys((src.dir_fd, dst.dir_fd)):
+                assert fd is not None
+                _sync_directory(fd, shown)
+            _sync_created_directories(dst, dst.display)
+            return src_state.kind
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _move_source(self, src: Resolved, source: str, display: str) -> FileState:
+        if not src.parts:
+            raise SandboxDenied(f"{display!r} is the workspace root, which is never moved", details={"reason": "root"})
+        if src.leaf_stat() is None or src.dir_fd is None:
+            raise NotFound(f"{display!r} does not exist", details={"reason": "missing", "intent": "move"})
+        state = self._state(src, display)
+        if state.kind == SYMLINK:
+            with self._resolve(source):  # a link that leads outside every root is refused (SandboxDenied)
+                pass
+        return state
+
+    def _move_destination(
+        self, stack: contextlib.ExitStack, destination: str, gate: MoveGate, cancel: CancelToken | None
+    ) -> tuple[Resolved, str | None]:
+        display = path_label(destination)
+        with os_errors(display):
+            dst = stack.enter_context(self._resolve_entry(destination))
+            dst.display = display
+            current = dst.leaf_stat() if dst.parts else os.stat(dst.root.fd)
+            if current is not None and not stat.S_ISREG(current.st_mode):
+                kind = describe_kind(current.st_mode)
+                raise NotRegularFile(
+                    f"{display!r} is {kind}; a move never replaces one", details={"kind": kind_of(current.st_mode)}
+                )
+            expected = gate.expect_destination(self._state(dst, display))
+            if current is None and dst.dir_fd is None:
+                _check_cancel(cancel, f"moving to {display!r}")
+                dst = stack.enter_context(
+                    self._resolver.resolve(destination, create_parents=True, stage=False, follow_leaf=False)
+                )
+                dst.display = display
+                expected = gate.expect_destination(self._state(dst, display))
+            return dst, expected
+
+    def _check_inside(self, src: Resolved, dst: Resolved, gate: MoveGate) -> None:
+        """Show the gate every entry below a directory about to move, as it is and as it will be."""
+        assert src.dir_fd is not None and src.name is not None
+        fd = os.open(src.name, DIR_FLAGS, dir_fd=src.dir_fd)
+        try:
+            for count, entry in enumerate(walk(fd, lambda _: True, sizes=False)):
+                if count >= _MAX_MOVED_ENTRIES:
+                    raise IoError(
+                        f"{src.display!r} holds more than {_MAX_MOVED_ENTRIES:,} entries to check against the "
+                        "protected paths; move smaller directories",
+                        details={"reason": "too_many"},
+                    )
+                old, new = os.path.join(src.key, *entry.parts), os.path.join(dst.key, *entry.parts)
+                gate.check_inside(self._entry_state(old, entry.kind), self._entry_state(new, entry.kind))
+        finally:
+            os.close(fd)
+
+    def _entry_state(self, key: str, kind: str) -> FileState:
+        relative = self.relative_paths(key)
+        return FileState(key, path_label(relative[0] if relative else key), relative, True, None, kind)
+
+    def _move(
+        self,
+        src: Resolved,
+        dst: Resolved,
+        kind: str,
+        expected_src: str | None,
+        expected_dst: str | None,
+        overwrite: bool,
+        cancel: CancelToken | None,
+    ) -> None:
+        """Under both files' locks and both directories' locks: check both ends, then rename."""
+        assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
+        with contextlib.ExitStack() as locks:
+            for key in sorted({src.key, dst.key}):
+                locks.enter_context(self._locks.hold(key, cancel=cancel, display=src.display))
+            across = False
+            verified: Snapshot | None = None
+            with self._directories_locked(src.dir_fd, dst.dir_fd, cancel, src.display):
+                now = src.leaf_stat()
+                if now is None or kind_of(now.st_mode) != kind:
+                    raise vanished(src.display)
+                if kind == FILE and expected_src is not None:
+                    verified = self._check_expected(src, now, expected_src, src.display, None, strict=True)
+                replace = self._check_destination(dst, expected_dst, overwrite)
+                _check_cancel(cancel, f"moving {src.display!r}")
+                try:
+                    _rename(src, dst, kind, replace)
+                except OSError as exc:
+                    if exc.errno != errno.EXDEV:
+                        raise
+                    across = True
+                if not across and verified is not None and not _names(dst.dir_fd, dst.name, verified.stat):
+                    raise IoError(  # replaced by a program that takes no lock, between the check and the rename
+                        f"{src.display!r} was replaced by another program while it was being moved; it now lies at "
+                        f"{dst.display!r}: read it there",
+                        details={"reason": "raced"},
+                    )
+            if across:
+                self._move_across(src, dst, kind, verified, expected_dst, cancel)
+
+    def _check_destination(self, dst: Resolved, expected: str | None, overwrite: bool) -> bool:
+        """Whether the move replaces a file at the destination (which must be the expected version)."""
+        current = dst.leaf_stat()
+        if current is None:
+            if expected is not None:
+                raise vanished(dst.display)
+            return False
+        if expected is None:
+            raise StaleVersion(f"{dst.display!r} was created just now by someone else", details={"found": "exists"})
+        self._check_expected(dst, current, expected, dst.display, None, strict=True)
+        if not overwrite:
+            raise AlreadyExists(f"{dst.display!r} already exists", details={"reason": "exists"})
+        return True
+
+    def _move_across(
+        self,
+        src: Resolved,
+        dst: Resolved,
+        kind: str,
+        verified: Snapshot | None,
+        expected_dst: str | None,
+        cancel: CancelToken | None,
+    ) -> None:
+        """A file on another filesystem: published at the destination by the atomic write, then the
+        source removed while it is still the version copied (else the copy is withdrawn)."""
+        if kind != FILE or verified is None:
+            raise IoError(
+                f"{src.display!r} is on another filesystem than {dst.display!r}; only files move across filesystems",
+                details={"errno": errno.EXDEV},
+            )
+        assert src.dir_fd is not None and src.name is not None
+        mode = stat.S_IMODE(verified.stat.st_mode)
+        written = self._publish(
+            dst, verified.data, (mode, verified.stat.st_uid, verified.stat.st_gid), expected=expected_dst,
+            basis=None, display=dst.display, cancel=cancel,
+        )
+        try:
+            with _directory_lock(src.dir_fd, self.lock_timeout, cancel, src.display):
+                self._unlink_verified(src.dir_fd, src.name, verified, src.display)
+        except BaseException:
+            if expected_dst is None and _names(dst.dir_fd or -1, dst.name or "", written):
+                with contextlib.suppress(OSError):
+                    os.unlink(dst.name or "", dir_fd=dst.dir_fd)  # the copy goes again: the source stays
+            raise
+
+    @contextlib.contextmanager
+    def _directories_locked(self, first: int, second: int, cancel: CancelToken | None, display: str) -> Iterator[None]:
+        """Both directories' OS locks, taken in one order (by device and inode) so two moves in opposite
+        directions cannot deadlock; one lock when they are the same directory."""
+        by_identity = {(st.st_dev, st.st_ino): fd for fd in (first, second) for st in (os.fstat(fd),)}
+        with contextlib.ExitStack() as stack:
+            for identity in sorted(by_identity):
+                stack.enter_context(_directory_lock(by_identity[identity], self.lock_timeout, cancel, display))
+            yield
+
     # --- resolution ---------------------------------------------------------------------------------
 
     def _resolve(self, path: str, *, create_parents: bool = False) -> contextlib.AbstractContextManager[Resolved]:
         return self._resolver.resolve(path, create_parents=create_parents)
+
+    @contextlib.contextmanager
+    def _resolve_entry(self, path: str) -> Iterator[Resolved]:
+        """``path`` resolved to the entry it names itself: a symlink at its end is not followed, and a
+        path that names a directory through a trailing '/' or '..' is the directory's own entry."""
+        with self._resolver.resolve(path, follow_leaf=False) as target:
+            if target.name is not None or not target.parts:
+                yield target
+                return
+            inside = os.path.join(target.root.real, *target.parts)
+        with self._resolver.resolve(inside, follow_leaf=False) as again:
+            again.display = target.display
+            yield again
 
     def _state(self, target: Resolved, display: str) -> FileState:
         current = target.leaf_stat()
@@ -400,7 +724,8 @@ class FileProvider:
                 self._check_size(current.st_size, display)
             except FsError as exc:
                 unreadable = exc
-        return FileState(target.key, display, self.relative_paths(target.key), current is not None, unreadable)
+        kind = kind_of(current.st_mode) if current is not None else ""
+        return FileState(target.key, display, self.relative_paths(target.key), current is not None, unreadable, kind)
 
     def _current(self, target: Resolved, expected: str | None, display: str) -> Snapshot:
         """The file as it is now, which must still be the expected version."""
@@ -905,6 +1230,43 @@ def _walk(
 ) -> Iterator[Entry]:
     seen = None if enter is None else (lambda prefix, dir_fd: enter((*start, *prefix), _reader(dir_fd)))
     return walk(fd, descend, enter=seen, sizes=sizes)
+
+
+_MAX_MOVED_ENTRIES = 100_000  # entries below a moved directory checked against protected paths
+
+
+def _rename(src: Resolved, dst: Resolved, kind: str, replace: bool) -> None:
+    assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
+    if replace:
+        os.rename(src.name, dst.name, src_dir_fd=src.dir_fd, dst_dir_fd=dst.dir_fd)
+        return
+    try:
+        publish.move_no_replace(src.dir_fd, src.name, dst.dir_fd, dst.name, directory=kind == DIRECTORY)
+    except FileExistsError as exc:  # a creator won the race: never clobber it
+        created = f"{dst.display!r} was created just now by someone else"
+        raise StaleVersion(created, details={"found": "exists"}) from exc
+
+
+def _sync_directory(dir_fd: int, display: str) -> None:
+    try:
+        os.fsync(dir_fd)
+    except OSError as exc:  # the change is made; some filesystems cannot sync a directory
+        log.warning("directory fsync after changing %r failed: errno %s", display, exc.errno)
+
+
+def _count_entries(dir_fd: int, name: str) -> int:
+    """The direct entries of the directory ``name`` (0 when it cannot be listed)."""
+    try:
+        fd = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return 0
+    try:
+        with os.scandir(fd) as entries:
+            return sum(1 for _ in entries)
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
 
 
 def _hold(dir_fd: int, name: str) -> int | None:

@@ -94,3 +94,26 @@ def _native_rename(dir_fd: int, source: str, target: str, *, swap: bool) -> bool
     if err in _UNSUPPORTED:
         return False
     raise OSError(err, os.strerror(err))
+
+
+def move_no_replace(source_dir: int, source: str, target_dir: int, target: str, *, directory: bool) -> None:
+    """Rename ``source`` in ``source_dir`` to ``target`` in ``target_dir`` (on one filesystem) unless
+    ``target`` exists (``FileExistsError``). Where the kernel cannot refuse atomically, a file is hard
+    linked and then unlinked; a directory is renamed after a last look (the caller holds the target
+    directory's lock, which every fs-tools writer respects)."""
+    if _NATIVE is not None:
+        func, flag, _ = _NATIVE
+        if func(source_dir, os.fsencode(source), target_dir, os.fsencode(target), flag) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in _UNSUPPORTED:
+            raise OSError(err, os.strerror(err))
+    if directory:
+        try:
+            os.stat(target, dir_fd=target_dir, follow_symlinks=False)
+        except FileNotFoundError:
+            os.rename(source, target, src_dir_fd=source_dir, dst_dir_fd=target_dir)
+            return
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST))
+    os.link(source, target, src_dir_fd=source_dir, dst_dir_fd=target_dir, follow_symlinks=False)
+    os.unlink(source, dir_fd=source_dir)

@@ -91,6 +91,7 @@ class Resolved:
     _owned: list[int] = field(default_factory=list, repr=False)
     created: list[tuple[int, str]] = field(default_factory=list, repr=False)  # (parent fd, name) we made
     staged: Staging | None = field(default=None, repr=False)
+    display: str = field(default="", repr=False)  # the path as the caller gave it, for messages
 
     @functools.cached_property
     def key(self) -> str:
@@ -171,11 +172,17 @@ class Resolver:
         return forms
 
     @contextmanager
-    def resolve(self, path: str, *, create_parents: bool = False, stage: bool = True) -> Iterator[Resolved]:
+    def resolve(
+        self, path: str, *, create_parents: bool = False, stage: bool = True, follow_leaf: bool = True
+    ) -> Iterator[Resolved]:
         """Resolve ``path``; with ``create_parents``, missing parent directories are made — built under
         a hidden temp name and published with the file (``Staging``) where the kernel can rename a
-        directory without replacing anything, else (or with ``stage=False``) made one by one."""
-        resolved = self._resolve(path, create_parents=create_parents, stage=stage and publish.can_stage())
+        directory without replacing anything, else (or with ``stage=False``) made one by one. Without
+        ``follow_leaf`` a symlink as the last component is the result itself (to move or remove the link)."""
+        resolved = self._resolve(
+            path, create_parents=create_parents, stage=stage and publish.can_stage(), follow_leaf=follow_leaf
+        )
+        resolved.display = path_label(path)
         try:
             yield resolved
         finally:
@@ -193,7 +200,7 @@ class Resolver:
             raise SandboxDenied(f"{display!r} is outside every workspace root", details={"reason": "outside"})
         return best
 
-    def _resolve(self, path: str, *, create_parents: bool, stage: bool = False) -> Resolved:
+    def _resolve(self, path: str, *, create_parents: bool, stage: bool = False, follow_leaf: bool = True) -> Resolved:
         display = path_label(path)
         if self._closed:
             raise IoError(f"{display!r}: the workspace is closed", details={"reason": "closed"})
@@ -257,6 +264,8 @@ class Resolver:
                         created.append((cur, comp))
                     pending.appendleft(comp)
                     continue
+                if stat.S_ISLNK(st.st_mode) and is_leaf and not follow_leaf:
+                    return Resolved(root, (*names, comp), comp, cur, owned, created, staged)
                 if stat.S_ISLNK(st.st_mode):
                     hops += 1
                     if hops > MAX_SYMLINK_HOPS:

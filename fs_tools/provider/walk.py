@@ -48,7 +48,7 @@ Descend = Callable[[Entry], bool]
 Enter = Callable[[tuple[str, ...], int], None]
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
     if stat.S_ISREG(mode):
         return FILE
     if stat.S_ISDIR(mode):
@@ -98,7 +98,7 @@ def walk(
         try:
             if sizes:
                 st = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
-                kind, size = _kind(st.st_mode), st.st_size
+                kind, size = kind_of(st.st_mode), st.st_size
             else:
                 kind, size = _kind_of(item), -1
         except OSError:

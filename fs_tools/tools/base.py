@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from fs_tools.arguments import ToolArgs, ToolOutputModel, published_schema
 from fs_tools.errors import Aborted
@@ -13,6 +13,16 @@ from fs_tools.provider import CancelToken, Provider
 from policy import ObservationStore, ProtectedPaths
 
 A = TypeVar("A", bound=ToolArgs)
+
+
+class ReadWindows(Protocol):
+    """What a session last read of each file (``read.ReadMemory``)."""
+
+    def last(self, session: str, key: str) -> tuple[str, int, int] | None: ...
+
+    def remember(self, session: str, key: str, window: tuple[str, int, int]) -> None: ...
+
+    def forget(self, session: str, key: str | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,12 @@ class ToolContext:
     protected: ProtectedPaths
     cancel: CancelToken | None = None
     search_seconds: float = 10.0
+    reads: ReadWindows | None = None  # the session's last read windows, for brief re-reads (None: off)
+
+    def changed(self, key: str) -> None:
+        """The session changed ``key``: its next read shows the whole text again."""
+        if self.reads is not None:
+            self.reads.forget(self.session, key)
 
     def check_cancelled(self, what: str) -> None:
         if self.cancel is not None and self.cancel.is_set():

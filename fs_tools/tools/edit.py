@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +45,9 @@ class EditArgs(ToolArgs):
     old_string: Text = Field(min_length=1, description=_OLD_DOC)
     new_string: Text = Field(description=_NEW_DOC)
     replace_all: bool = Field(False, description=_ALL_DOC)
+    dry_run: bool = Field(
+        False, description="Check the edit and return the unified diff it would make, changing nothing. Default false."
+    )
 
     @classmethod
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
@@ -89,6 +93,17 @@ class EditOutput(ToolOutputModel):
     replacements: int
     first_line: int
     version: str
+    dry_run: bool = False
+    diff: str | None = None  # with dry_run: the unified diff the edit would make (patch -p1 applies it)
+
+
+class _DryRun(Exception):
+    """Raised by the edit's produce once the new bytes exist: the commit stops, nothing is written."""
+
+    def __init__(self, before: Snapshot, after: bytes) -> None:
+        super().__init__("dry run")
+        self.before = before
+        self.after = after
 
 
 @dataclass
@@ -142,12 +157,22 @@ def _apply(
     return form.encode(text)
 
 
-def _run(ctx: ToolContext, path: str, edits: Sequence[EditSpec | EditArgs], pointers: Sequence[str]) -> ToolOutput:
+def _run(
+    ctx: ToolContext,
+    path: str,
+    edits: Sequence[EditSpec | EditArgs],
+    pointers: Sequence[str],
+    *,
+    dry_run: bool = False,
+) -> ToolOutput:
     display = path_label(path)
     outcome = _Outcome()
 
     def produce(snapshot: Snapshot) -> bytes:
-        return _apply(snapshot, edits, display, pointers, ctx.provider.max_file_bytes, outcome)
+        data = _apply(snapshot, edits, display, pointers, ctx.provider.max_file_bytes, outcome)
+        if dry_run:
+            raise _DryRun(snapshot, data)  # gated, locked, checked and matched as for real; nothing published
+        return data
 
     try:
         done = commit_gated(ctx, path, Intent.EDIT, produce)
@@ -156,6 +181,8 @@ def _run(ctx: ToolContext, path: str, edits: Sequence[EditSpec | EditArgs], poin
             raise
         # The lock is released by now: the diagnosis searches an immutable text, holding nothing.
         raise outcome.miss.diagnosed() from None
+    except _DryRun as trial:
+        return _dry_run(ctx, path, outcome, trial)
     applied = outcome.applied
     count = sum(r.count for r in applied)
     what = f"{len(applied)} edits, {count} replacement(s)" if len(applied) > 1 else f"{count} replacement(s)"
@@ -184,8 +211,42 @@ def _excerpt(text: str, applied: Sequence[Replacement], first: int, last: int) -
     return snippet_at(text, line_start(text, start), start, total, context=0) if start <= total else ""
 
 
+def _dry_run(ctx: ToolContext, path: str, outcome: _Outcome, trial: _DryRun) -> ToolOutput:
+    relative = ctx.provider.relative_paths(ctx.provider.key_of(path))
+    shown = relative[0] if relative else path
+    diff = unified_diff(trial.before.data, trial.after, shown)
+    count = sum(r.count for r in outcome.applied)
+    text = f"Dry run: nothing was written. The edit would make {count} replacement(s) in {path_label(path)!r}:\n{diff}"
+    if len(text) > MAX_DIFF_CHARS:
+        text = text[:MAX_DIFF_CHARS] + "\n[… the diff is cut here; value.diff holds all of it]"
+    return ToolOutput(
+        text=text,
+        value={
+            "path": path,
+            "edits": len(outcome.applied),
+            "replacements": count,
+            "first_line": outcome.first,
+            "version": trial.before.version,
+            "dry_run": True,
+            "diff": diff,
+        },
+    )
+
+
+MAX_DIFF_CHARS = 50_000
+
+
+def unified_diff(before: bytes, after: bytes, path: str) -> str:
+    """The unified diff from ``before`` to ``after`` (UTF-8 text) with ``a/`` and ``b/`` headers, as
+    ``patch -p1`` and ``git apply`` take it; a last line without a line ending is marked as diff marks it."""
+    old = before.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    new = after.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    lines = difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
 def run_edit(ctx: ToolContext, args: EditArgs) -> ToolOutput:
-    return _run(ctx, args.file_path, [args], [""])
+    return _run(ctx, args.file_path, [args], [""], dry_run=args.dry_run)
 
 
 def run_multi_edit(ctx: ToolContext, args: MultiEditArgs) -> ToolOutput:
@@ -220,7 +281,7 @@ EDIT = Tool(
         "Replace old_string with new_string in a file. Read the file first in this session (edits are "
         "refused on files you have not read or that changed since). old_string is matched literally and "
         "must be unique in the file: include enough surrounding lines, or set replace_all. Line endings "
-        "and all untouched bytes are kept."
+        "and all untouched bytes are kept. dry_run shows the diff without writing."
     ),
     arguments=EditArgs,
     output=EditOutput,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +36,7 @@ class ReadOutput(ToolOutputModel):
     total_lines: int
     next_offset: int | None
     version: str | None
+    unchanged: bool = False  # an identical re-read, answered with a short note instead of the text
 
 
 def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
@@ -53,7 +56,7 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
         elif scan.settled:
             ctx.store.put(ctx.session, key, Present(scan.version))
 
-    _, found = provider.read(path, new_sink, record=record, cancel=ctx.cancel)
+    key, found = provider.read(path, new_sink, record=record, cancel=ctx.cancel)
     if found is None:
         raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
     sink, scan = found
@@ -87,7 +90,53 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
             "after it settles]"
         )
     shown = page.last - page.first + 1
-    return ToolOutput(text=body, value=_value(path, args.offset, shown, total, next_offset, recorded))
+    value = _value(path, args.offset, shown, total, next_offset, recorded)
+    if ctx.reads is not None and recorded is not None:
+        window = (recorded, args.offset, args.limit)
+        if ctx.reads.last(ctx.session, key) == window:
+            value["unchanged"] = True
+            return ToolOutput(text=_unchanged(display, page.first, page.last, total), value=value)
+        ctx.reads.remember(ctx.session, key, window)
+    return ToolOutput(text=body, value=value)
+
+
+def _unchanged(display: str, first: int, last: int, total: int) -> str:
+    return (
+        f"({display!r} is unchanged since your last read of it at these lines ({first}–{last} of {total}): the "
+        "text shown then still stands, and edits may rely on it. To see it again, read it with another offset "
+        "or limit)"
+    )
+
+
+class ReadMemory:
+    """What each session last read of each file — the version and the window — so that an identical
+    re-read is answered with a short note instead of the same text again. Bounded: the oldest entries
+    go first (a forgotten entry only means the full text comes back)."""
+
+    def __init__(self, max_entries: int = 100_000) -> None:
+        self._max = max_entries
+        self._lock = threading.Lock()
+        self._windows: OrderedDict[tuple[str, str], tuple[str, int, int]] = OrderedDict()
+
+    def last(self, session: str, key: str) -> tuple[str, int, int] | None:
+        with self._lock:
+            return self._windows.get((session, key))
+
+    def remember(self, session: str, key: str, window: tuple[str, int, int]) -> None:
+        with self._lock:
+            self._windows[(session, key)] = window
+            self._windows.move_to_end((session, key))
+            while len(self._windows) > self._max:
+                self._windows.popitem(last=False)
+
+    def forget(self, session: str, key: str | None = None) -> None:
+        """Drop the session's memory of ``key`` (a change to it, or ``forget``), or of everything."""
+        with self._lock:
+            if key is not None:
+                self._windows.pop((session, key), None)
+                return
+            for entry in [entry for entry in self._windows if entry[0] == session]:
+                del self._windows[entry]
 
 
 def present_read(args: Mapping[str, Any]) -> str | None:

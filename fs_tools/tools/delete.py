@@ -1,0 +1,61 @@
+"""The ``delete`` tool: remove a file this session has read, a symlink, or an empty directory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field
+
+from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel
+from fs_tools.errors import path_label
+from fs_tools.provider import DIRECTORY, FILE, SYMLINK
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
+from fs_tools.tools.mutation import RemovalGate
+from fs_tools.tools.presenting import short, text_of
+
+_KINDS = {FILE: "file", DIRECTORY: "empty directory", SYMLINK: "symlink (its target is untouched)"}
+
+
+class DeleteArgs(ToolArgs):
+    file_path: SearchPath = Field(
+        description="Path of the file, symlink or empty directory to delete, relative to the workspace root."
+    )
+
+
+class DeleteOutput(ToolOutputModel):
+    path: str
+    kind: str
+
+
+def run_delete(ctx: ToolContext, args: DeleteArgs) -> ToolOutput:
+    kind = ctx.provider.remove(args.file_path, RemovalGate(ctx), cancel=ctx.cancel)
+    shown = _KINDS.get(kind, "special file")
+    return ToolOutput(
+        text=f"Deleted {path_label(args.file_path)!r} ({shown}).", value={"path": args.file_path, "kind": kind}
+    )
+
+
+def present_delete(args: Mapping[str, Any]) -> str | None:
+    path = text_of(args, "file_path")
+    return None if path is None else f"delete {short(path)}"
+
+
+DELETE = Tool(
+    name="delete",
+    description=(
+        "Delete a file, a symlink (the link only, never its target) or an empty directory. A file must have "
+        "been read in this session and must not have changed since; a directory with entries is refused "
+        "(delete them first). Deleting cannot be undone."
+    ),
+    arguments=DeleteArgs,
+    output=DeleteOutput,
+    run=run_delete,
+    read_only=False,
+    preconditions=(
+        "The workspace is not read-only and the path is not protected. A file must have been read in this "
+        "session and must not have changed since; a directory must be empty; the root is never deleted."
+    ),
+    example=Example({"file_path": "notes.txt"}, setup=(("read", {"file_path": "notes.txt"}),)),
+    present=present_delete,
+)

@@ -1,0 +1,84 @@
+"""The ``move`` tool: rename a file or a directory inside the roots, never clobbering what the session
+has not seen."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field
+
+from fs_tools.arguments import FilePath, SearchPath, ToolArgs, ToolOutputModel, Violation
+from fs_tools.errors import path_label
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
+from fs_tools.tools.mutation import MovingGate
+from fs_tools.tools.presenting import short, text_of
+
+
+class MoveArgs(ToolArgs):
+    source: SearchPath = Field(description="Path of the file or directory to move, relative to the workspace root.")
+    destination: FilePath = Field(
+        description="Its new path (the full path, not a directory to move it into); missing parents are created."
+    )
+    overwrite: bool = Field(
+        False, description="Replace an existing file at destination (one you have read). Default false."
+    )
+
+    @classmethod
+    def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
+        source, destination = data.get("source"), data.get("destination")
+        if isinstance(source, str) and source and source.rstrip("/") == destination:
+            return [(("destination",), "must differ from source")]
+        return []
+
+
+class MoveOutput(ToolOutputModel):
+    source: str
+    destination: str
+    kind: str
+    replaced: bool
+
+
+def run_move(ctx: ToolContext, args: MoveArgs) -> ToolOutput:
+    gate = MovingGate(ctx)
+    kind = ctx.provider.rename(args.source, args.destination, gate, overwrite=args.overwrite, cancel=ctx.cancel)
+    replaced = gate.replaced
+    text = f"Moved {path_label(args.source)!r} to {path_label(args.destination)!r}"
+    text += ", replacing the file that was there." if replaced else "."
+    if gate.version is not None:
+        text += " Your read of it carries over: edit it at its new path."
+    return ToolOutput(
+        text=text,
+        value={"source": args.source, "destination": args.destination, "kind": kind, "replaced": replaced},
+    )
+
+
+def present_move(args: Mapping[str, Any]) -> str | None:
+    source, destination = text_of(args, "source"), text_of(args, "destination")
+    if source is None or destination is None or not isinstance(args.get("overwrite", False), bool | None):
+        return None
+    return f"move {short(source)} → {short(destination)}" + (" (overwrite)" if args.get("overwrite") else "")
+
+
+MOVE = Tool(
+    name="move",
+    description=(
+        "Move or rename a file or a directory inside the workspace; missing parent directories of destination "
+        "are created. A file must have been read in this session (a directory needs no read). An existing "
+        "file at destination is replaced only with overwrite=true and only if you have read it; a directory "
+        "there is never replaced. Your read of a moved file carries over to its new path."
+    ),
+    arguments=MoveArgs,
+    output=MoveOutput,
+    run=run_move,
+    read_only=False,
+    preconditions=(
+        "The workspace is not read-only and neither end is protected (nor any path under a moved directory). "
+        "A file must have been read in this session and must not have changed since; a file it would replace "
+        "too, and overwrite must be true; the root is never moved."
+    ),
+    example=Example(
+        {"source": "notes.txt", "destination": "docs/notes.txt"}, setup=(("read", {"file_path": "notes.txt"}),)
+    ),
+    present=present_move,
+)

@@ -1,0 +1,92 @@
+"""The ``read_many`` tool: several files at once, each read (and recorded) as ``read`` reads it; one
+file's failure is reported in its own section and fails nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field
+
+from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
+from fs_tools.errors import Aborted, FsError, path_label
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
+from fs_tools.tools.presenting import short
+from fs_tools.tools.read import ReadArgs, run_read
+from fs_tools.tools.rendering import OUTPUT_CAP_BYTES
+
+MAX_FILES = 50
+DEFAULT_LIMIT = 500
+
+
+class ReadManyArgs(ToolArgs):
+    file_paths: list[FilePath] = Field(
+        min_length=1,
+        max_length=MAX_FILES,
+        description=f"Paths of the files to read (1 to {MAX_FILES}), relative to the workspace root.",
+    )
+    limit: Integer = Field(DEFAULT_LIMIT, ge=1, description=f"Lines per file, from the first. Default {DEFAULT_LIMIT}.")
+
+
+class FileRead(ToolOutputModel):
+    path: str
+    read: dict[str, Any] | None
+    code: str | None
+    message: str | None
+
+
+class ReadManyOutput(ToolOutputModel):
+    files: list[FileRead]
+    failed: int
+
+
+def run_read_many(ctx: ToolContext, args: ReadManyArgs) -> ToolOutput:
+    sections: list[str] = []
+    files: list[dict[str, Any]] = []
+    budget = OUTPUT_CAP_BYTES * 4  # the whole answer stays bounded: later files get less room
+    for path in args.file_paths:
+        ctx.check_cancelled("read_many")
+        try:
+            done = run_read(ctx, ReadArgs(file_path=path, offset=1, limit=args.limit))
+        except Aborted:
+            raise  # the call is cancelled, not one file
+        except FsError as exc:  # this file's problem, not the call's
+            files.append({"path": path, "read": None, "code": exc.code, "message": exc.message})
+            sections.append(f"==> {path_label(path)} <==\nERROR {exc.code}: {exc.message}")
+            continue
+        files.append({"path": path, "read": done.value, "code": None, "message": None})
+        text = done.text
+        if len(text.encode("utf-8", "surrogatepass")) > budget:
+            text = text[: max(budget, 0)] + "\n[… this file's section is cut: read it on its own to see more]"
+        budget -= len(text)
+        sections.append(f"==> {path_label(path)} <==\n{text}")
+    failed = sum(1 for entry in files if entry["code"] is not None)
+    if failed:
+        sections.append(f"[{failed} of {len(files)} file(s) could not be read; the others were read in full]")
+    return ToolOutput(text="\n\n".join(sections), value={"files": files, "failed": failed})
+
+
+def present_read_many(args: Mapping[str, Any]) -> str | None:
+    paths = args.get("file_paths")
+    if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
+        return None
+    return f"read_many {len(paths)} file(s): " + ", ".join(short(path) for path in paths[:3]) + (
+        ", …" if len(paths) > 3 else ""
+    )
+
+
+READ_MANY = Tool(
+    name="read_many",
+    description=(
+        f"Read several UTF-8 text files at once (1 to {MAX_FILES}), each shown as read shows it, under a "
+        "'==> path <==' header, with its own footer when it continues. Each file read counts as read for "
+        "later edits. A file that cannot be read gets its error in its own section; the others are still read."
+    ),
+    arguments=ReadManyArgs,
+    output=ReadManyOutput,
+    run=run_read_many,
+    read_only=True,
+    preconditions="Records the version of each file it read, as read does.",
+    example=Example({"file_paths": ["README.md", "notes.txt"]}),
+    present=present_read_many,
+)

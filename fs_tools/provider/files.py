@@ -527,11 +527,11 @@ class FileProvider:
                 src_state = self._move_source(src, source, shown)
                 expected_src = gate.expect_source(src_state)
             dst, expected_dst = self._move_destination(stack, destination, gate, cancel)
-            if src.key == dst.key:
-                raise IoError(f"{shown!r} and {dst.display!r} are the same file", details={"reason": "same"})
-            if src_state.kind == DIRECTORY and dst.key.startswith(src.key + "/"):
-                raise IoError(f"{shown!r} cannot be moved into itself", details={"reason": "into_itself"})
             try:
+                if src.key == dst.key:
+                    raise IoError(f"{shown!r} and {dst.display!r} are the same file", details={"reason": "same"})
+                if src_state.kind == DIRECTORY and dst.key.startswith(src.key + "/"):
+                    raise IoError(f"{shown!r} cannot be moved into itself", details={"reason": "into_itself"})
                 with os_errors(shown):
                     if src_state.kind == DIRECTORY and gate.checks_inside:
                         self._check_inside(src, dst, gate)

@@ -16,13 +16,15 @@ and sends one operation the path of one attempt. Whatever the outcome, afterward
 - no text, ``to_dict()`` or value holds ``TOP-SECRET`` or the outside directory's path (``../outside``
   included: the target of the chained link), other than inside a path string the caller sent itself.
 
-The one attempt where the secret's bytes may legitimately show is the hard link: see ``HARDLINK_NOTE``.
-Pairs where the library disagrees with SPEC are ``xfail(strict=True)`` with the reason; the expectation
-in the table stays what SPEC asks.
+The one attempt where the secret's bytes may legitimately show is the hard link (HARDLINK_NOTE below).
+A pair where the library disagrees with SPEC gets ``Outcome(..., bug=reason)``: an ``xfail(strict=True)``
+whose expectation stays what SPEC asks (none today: the three the table found first — a move onto a link
+that leads outside, a move or delete of a FIFO — are fixed).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -48,15 +50,14 @@ RESERVED_FILE = ".0123456789abcdef.fs-tools.tmp"
 RESERVED_DIR = ".fedcba9876543210.fs-tools.dir"
 HANG_GUARD_SECONDS = 10.0  # only a guard against a hang (a FIFO opened), never a timing assertion
 
-HARDLINK_NOTE = """
-A hard link is a second name for the same inode, and the kernel gives no way to tell the name made
-"first": ``root/hard.txt`` *is* a regular file inside the root. So the library treats it as one
-(docs/security.md, "Hard links"; Go's os.Root does the same): it can be read and searched, showing the
-secret's bytes, which is the host's doing (whoever made the link could already read the file). What it
-must never do is modify the outside inode: write, edit, move-onto and delete replace or remove the
-*directory entry* in the root (atomic rename / unlink), so outside/secret.txt keeps its bytes, inode and
-mode. Refusing every file with st_nlink > 1 would break legitimate trees (git worktrees, pnpm stores).
-"""
+# HARDLINK_NOTE -- why the hard link is expected to behave as an ordinary in-root file:
+# A hard link is a second name for the same inode, and the kernel gives no way to tell the name made
+# "first": ``root/hard.txt`` *is* a regular file inside the root. So the library treats it as one
+# (docs/security.md, "Hard links"; Go's os.Root does the same): it can be read and searched, showing the
+# secret's bytes, which is the host's doing (whoever made the link could already read the file). What it
+# must never do is modify the outside inode: write, edit, move-onto and delete replace or remove the
+# *directory entry* in the root (atomic rename / unlink), so outside/secret.txt keeps its bytes, inode and
+# mode. Refusing every file with st_nlink > 1 would break legitimate trees (git worktrees, pnpm stores).
 
 
 # --- the tree --------------------------------------------------------------------------------------------
@@ -250,61 +251,66 @@ class Paths:
     new: str
 
 
+MUTATING_TOOLS = {"write", "edit", "multi_edit", "move", "delete", "create_directory"}
+
+
 @dataclass(frozen=True)
 class Operation:
     id: str
     tool: str
+    escaping: str | None  # which of the attempt's paths the call sends (FILE, DIR, NEW); None: the root
     args: Callable[[Paths], dict[str, Any]]
     prime: Callable[[Paths], tuple[str, ...]] = lambda p: ()  # files to read first (read-before-write)
-    mutating: bool = False
+
+    @property
+    def mutating(self) -> bool:
+        return self.tool in MUTATING_TOOLS
 
 
 def _edit_args(p: Paths) -> dict[str, Any]:
     return {"file_path": p.file, "old_string": "SECRET", "new_string": "PWNED"}
 
 
+FILE, DIR, NEW = "file", "dir", "new"
+
 OPERATIONS = [
-    Operation("read", "read", lambda p: {"file_path": p.file}),
-    Operation("write", "write", lambda p: {"file_path": p.file, "content": "PWNED\n"}, lambda p: (p.file,), True),
-    Operation("write-new", "write", lambda p: {"file_path": p.new, "content": "PWNED\n"}, mutating=True),
-    Operation("edit", "edit", _edit_args, lambda p: (p.file,), True),
+    Operation("read", "read", FILE, lambda p: {"file_path": p.file}),
+    Operation("write", "write", FILE, lambda p: {"file_path": p.file, "content": "PWNED\n"}, lambda p: (p.file,)),
+    Operation("write-new", "write", NEW, lambda p: {"file_path": p.new, "content": "PWNED\n"}),
+    Operation("edit", "edit", FILE, _edit_args, lambda p: (p.file,)),
     Operation(
         "multi_edit",
         "multi_edit",
+        FILE,
         lambda p: {"file_path": p.file, "edits": [{"old_string": "SECRET", "new_string": "PWNED"}]},
         lambda p: (p.file,),
-        True,
     ),
-    Operation("list", "list", lambda p: {"path": p.dir, "depth": 5, "include_hidden": True}),
-    Operation("glob", "glob", lambda p: {"pattern": "**/*", "path": p.dir}),
-    Operation("glob-pattern", "glob", lambda p: {"pattern": p.file}),  # the escape as the pattern itself
-    Operation("grep", "grep", lambda p: {"pattern": "SECRET", "path": p.dir, "include_ignored": True}),
-    Operation("grep-glob", "grep", lambda p: {"pattern": "SECRET", "glob": p.file}),  # the escape as the filter
-    Operation("read_many", "read_many", lambda p: {"file_paths": [p.file]}),
-    Operation("stat", "stat", lambda p: {"path": p.file}),
+    Operation("list", "list", DIR, lambda p: {"path": p.dir, "depth": 5, "include_hidden": True}),
+    Operation("glob", "glob", DIR, lambda p: {"pattern": "**/*", "path": p.dir}),
+    Operation("glob-pattern", "glob", FILE, lambda p: {"pattern": p.file}),  # the escape as the pattern itself
+    Operation("grep", "grep", DIR, lambda p: {"pattern": "SECRET", "path": p.dir, "include_ignored": True}),
+    Operation("grep-glob", "grep", FILE, lambda p: {"pattern": "SECRET", "glob": p.file}),  # ... as the filter
+    Operation("read_many", "read_many", FILE, lambda p: {"file_paths": [p.file]}),
+    Operation("stat", "stat", FILE, lambda p: {"path": p.file}),
     Operation(
-        "move-source", "move", lambda p: {"source": p.file, "destination": "moved.txt"}, lambda p: (p.file,), True
+        "move-source", "move", FILE, lambda p: {"source": p.file, "destination": "moved.txt"}, lambda p: (p.file,)
     ),
     Operation(
         "move-destination",
         "move",
+        FILE,
         lambda p: {"source": "mover.txt", "destination": p.file, "overwrite": True},
         lambda p: ("mover.txt", p.file),
-        True,
     ),
     Operation(
-        "move-new",
-        "move",
-        lambda p: {"source": "mover.txt", "destination": p.new},
-        lambda p: ("mover.txt",),
-        True,
+        "move-new", "move", NEW, lambda p: {"source": "mover.txt", "destination": p.new}, lambda p: ("mover.txt",)
     ),
-    Operation("delete", "delete", lambda p: {"file_path": p.file}, lambda p: (p.file,), True),
-    Operation("create_directory", "create_directory", lambda p: {"path": p.new}, mutating=True),
+    Operation("delete", "delete", FILE, lambda p: {"file_path": p.file}, lambda p: (p.file,)),
+    Operation("create_directory", "create_directory", NEW, lambda p: {"path": p.new}),
     # the attempt's setup lies in the tree the discovery tools walk: shown, never followed
-    Operation("list-root", "list", lambda p: {"path": ".", "depth": 5, "include_hidden": True}),
-    Operation("glob-root", "glob", lambda p: {"pattern": "**/*"}),
-    Operation("grep-root", "grep", lambda p: {"pattern": "SECRET", "include_ignored": True}),
+    Operation("list-root", "list", None, lambda p: {"path": ".", "depth": 5, "include_hidden": True}),
+    Operation("glob-root", "glob", None, lambda p: {"pattern": "**/*"}),
+    Operation("grep-root", "grep", None, lambda p: {"pattern": "SECRET", "include_ignored": True}),
 ]
 BY_OP = {op.id: op for op in OPERATIONS}
 READERS = {"read", "read_many", "grep", "grep-glob", "grep-root"}  # ops whose output shows file content
@@ -397,6 +403,7 @@ def _new_inode(name: str, expected: bytes) -> Check:
 def _directory_exists(created: bool) -> Check:
     def check(env: Env, result: ToolResult) -> None:
         assert result.value["created"] is created, result.text
+        assert (env.root / result.value["path"]).is_dir()
 
     return check
 
@@ -404,22 +411,6 @@ def _directory_exists(created: bool) -> Check:
 def _root_listing(env: Env, result: ToolResult) -> None:
     assert "plain.txt" in result.text and "sub/" in result.text, result.text
 
-
-BUG_MOVE_ONTO_OUTSIDE_LINK = (
-    "BUG: move onto an in-root symlink that leads outside is FS_NOT_REGULAR_FILE ('is a symbolic link; a "
-    "move never replaces one'); SPEC §8: a symlink that leads outside, dangling or not, is FS_SANDBOX_DENIED "
-    "(the move's source end already says so for the same link). Nothing is changed or leaked."
-)
-BUG_FIFO_MOVE = (
-    "BUG: move of a FIFO succeeds without any observation (renames it); SPEC §8 'Special files are refused', "
-    "§6/§13 a moved file needs the session's observation, and only symlinks are exempted (§13) -> "
-    "FS_NOT_REGULAR_FILE. Nothing is opened or leaked."
-)
-BUG_FIFO_DELETE = (
-    "BUG: delete of a FIFO succeeds without any observation ('Deleted 'pipe' (special file)'); SPEC §8 "
-    "'Special files are refused', §13 delete removes a file the session observed, a symlink or an empty "
-    "directory -> FS_NOT_REGULAR_FILE. Nothing is opened or leaked."
-)
 
 # Defaults: every path op on every escaping attempt is FS_SANDBOX_DENIED; a glob pattern or grep filter
 # is only matched against in-root paths, so an escape there matches nothing (a success with 0 matches).
@@ -442,7 +433,7 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
     ("move-new", "control"): Outcome(OK, _gone("mover.txt", moved_to="made/new.txt", content=MOVER_BYTES)),
     ("delete", "control"): Outcome(OK, _gone("plain.txt")),
     ("create_directory", "control"): Outcome(OK, _directory_exists(True)),
-    # --- hard link: an ordinary in-root file by name (HARDLINK_NOTE)
+    # --- hard link: an ordinary in-root file by name (the HARDLINK_NOTE comment)
     ("read", "hardlink"): Outcome(OK, _in_text("1\tTOP-SECRET")),
     ("write", "hardlink"): Outcome(OK, _new_inode("hard.txt", b"PWNED\n")),
     ("write-new", "hardlink"): Outcome("FS_NOT_OBSERVED"),  # an existing file the session has not read
@@ -474,10 +465,10 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
     ("read_many", "fifo"): Outcome(NOT_REGULAR),
     # stat describes the entry from lstat, never opening it: a success is right here
     ("stat", "fifo"): Outcome(OK, _kind("special file")),
-    ("move-source", "fifo"): Outcome(NOT_REGULAR, bug=BUG_FIFO_MOVE),
+    ("move-source", "fifo"): Outcome(NOT_REGULAR),
     ("move-destination", "fifo"): Outcome(NOT_REGULAR),  # a move never replaces a non-regular file
     ("move-new", "fifo"): Outcome(NOT_REGULAR),
-    ("delete", "fifo"): Outcome(NOT_REGULAR, bug=BUG_FIFO_DELETE),
+    ("delete", "fifo"): Outcome(NOT_REGULAR),
     ("create_directory", "fifo"): Outcome(NOT_DIRECTORY),
     # --- the root itself: never moved or deleted; a directory where a file is wanted
     **{
@@ -508,8 +499,8 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
 for _link in ("link-to-file", "dangling-link", "link-chain"):
     # SPEC §13: a symlink as the target of delete is removed as a link, never its target (no observation)
     EXPECTED["delete", _link] = Outcome(OK, _link_removed(BY_ID[_link].leaf or ""))
-    EXPECTED["move-destination", _link] = Outcome(DENIED, bug=BUG_MOVE_ONTO_OUTSIDE_LINK)
-    EXPECTED["move-new", _link] = Outcome(DENIED, bug=BUG_MOVE_ONTO_OUTSIDE_LINK)
+    EXPECTED["move-destination", _link] = Outcome(DENIED)
+    EXPECTED["move-new", _link] = Outcome(DENIED)
 
 
 def expected(op: Operation, attempt: Attempt) -> Outcome:
@@ -588,10 +579,8 @@ def _unblock_fifos(root: Path) -> None:
             if not stat.S_ISFIFO(os.lstat(path).st_mode):
                 continue
             for flags in (os.O_WRONLY | os.O_NONBLOCK, os.O_RDONLY | os.O_NONBLOCK):
-                try:
+                with contextlib.suppress(OSError):
                     os.close(os.open(path, flags))
-                except OSError:
-                    pass
 
 
 def sent_strings(args: Any) -> list[str]:
@@ -622,7 +611,10 @@ def code_of(op: Operation, result: ToolResult) -> str | None:
     if op.tool == "read_many":
         # errors are inline, per file; the call itself fails only for invalid arguments (SPEC §13)
         assert not result.is_error, result.text
-        return result.value["files"][0]["code"]
+        files = result.value["files"]
+        assert len(files) == 1 and result.value["failed"] == (files[0]["code"] is not None), result.value
+        inline: str | None = files[0]["code"]
+        return inline
     return result.error.code if result.error is not None else None
 
 
@@ -662,11 +654,9 @@ def test_escape_attempt(op: Operation, attempt: Attempt, outcome: Outcome, tmp_p
         assert code == outcome.code, result.text
         if op.tool != "read_many" and outcome.code is not None:
             assert result.value is None
-            if outcome.code in (DENIED, NOT_REGULAR):  # the message names the argument the model sent
-                named = paths.file if op.id != "move-new" else paths.new
-                named = paths.new if op.id in ("write-new", "create_directory") else named
-                named = paths.dir if op.id in ("list", "glob", "grep") else named
-                assert repr(named) in result.text, result.text
+            if outcome.code in (DENIED, NOT_REGULAR) and op.escaping is not None:
+                sent = getattr(paths, op.escaping)  # the message names the argument the model sent
+                assert repr(sent) in result.text, result.text
         assert_no_leak(env, result, args, secret_allowed=secret_allowed)
         if outcome.code is None and outcome.check is not None:
             outcome.check(env, result)
@@ -680,14 +670,14 @@ def test_escape_attempt(op: Operation, attempt: Attempt, outcome: Outcome, tmp_p
         assert tree(env.root) == root_before, "a refused or read-only call changed the root"
 
 
-def test_every_pair_is_in_the_table() -> None:
+def test_every_pair_is_in_the_table(tmp_path: Path) -> None:
     """The table cannot silently lose a column: every operation meets every attempt, and every
     explicit expectation names a real operation and attempt."""
     ids = {(op.id, attempt.id) for op in OPERATIONS for attempt in ATTEMPTS}
     assert len(ids) == len(OPERATIONS) * len(ATTEMPTS)
     assert set(EXPECTED) <= ids
     tools = {op.tool for op in OPERATIONS}
-    with Workspace(Path(__file__).parent) as ws:
+    with Workspace(tmp_path) as ws:
         assert tools == {schema["name"] for schema in ws.tool_schemas()}
 
 

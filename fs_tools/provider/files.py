@@ -57,7 +57,7 @@ from fs_tools.provider.face import (
 from fs_tools.provider.oserrors import os_errors
 from fs_tools.provider.resolve import DIR_FLAGS, Resolved, Resolver, describe_kind, require_regular
 from fs_tools.provider.tempfiles import Sweeper, create_temp, temp_name
-from fs_tools.provider.walk import DIRECTORY, FILE, SYMLINK, Entry, kind_of, start_directory, walk
+from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry, kind_of, start_directory, walk
 
 log = logging.getLogger("fs_tools.provider")
 
@@ -447,6 +447,8 @@ class FileProvider:
             if current is None or target.dir_fd is None or target.name is None:
                 raise NotFound(f"{display!r} does not exist", details={"reason": "missing", "intent": "delete"})
             state = self._state(target, display)
+            if state.kind == OTHER:
+                _refuse_special(target, display, "deleted")
             expected = gate.expect(state)
             with self._locks.hold(target.key, cancel=cancel, display=display):
                 _check_cancel(cancel, f"deleting {display!r}")
@@ -479,7 +481,7 @@ class FileProvider:
                     details={"entries": count},
                 ) from exc
             return kind
-        if kind != FILE or expected is None:  # a symlink, FIFO, socket or device: the entry itself goes
+        if kind != FILE or expected is None:  # a symlink: the link itself goes, never its target
             os.unlink(name, dir_fd=dir_fd)
             return kind
         verified = self._check_expected(target, now, expected, display, None, strict=True)
@@ -556,6 +558,8 @@ class FileProvider:
         if state.kind == SYMLINK:
             with self._resolve(source):  # a link that leads outside every root is refused (SandboxDenied)
                 pass
+        elif state.kind == OTHER:
+            _refuse_special(src, display, "moved")
         return state
 
     def _move_destination(
@@ -566,6 +570,9 @@ class FileProvider:
             dst = stack.enter_context(self._resolve_entry(destination))
             dst.display = display
             current = dst.leaf_stat() if dst.parts else os.stat(dst.root.fd)
+            if current is not None and stat.S_ISLNK(current.st_mode):
+                with self._resolve(destination):  # one that leads outside every root is that (SandboxDenied)
+                    pass
             if current is not None and not stat.S_ISREG(current.st_mode):
                 kind = describe_kind(current.st_mode)
                 raise NotRegularFile(
@@ -1245,6 +1252,15 @@ def _rename(src: Resolved, dst: Resolved, kind: str, replace: bool) -> None:
     except FileExistsError as exc:  # a creator won the race: never clobber it
         created = f"{dst.display!r} was created just now by someone else"
         raise StaleVersion(created, details={"found": "exists"}) from exc
+
+
+def _refuse_special(target: Resolved, display: str, done: str) -> None:
+    """A FIFO, socket or device is never moved or deleted: fs-tools works on files, directories and links."""
+    current = target.leaf_stat()
+    kind = describe_kind(current.st_mode) if current is not None else "not a regular file"
+    raise NotRegularFile(
+        f"{display!r} is {kind}; only files, directories and symlinks are {done}", details={"kind": kind}
+    )
 
 
 def _sync_directory(dir_fd: int, display: str) -> None:

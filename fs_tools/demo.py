@@ -27,7 +27,8 @@ APP = textwrap.dedent(
 
 def _show(out: Callable[[str], None], title: str, name: str, args: Any, result: ToolResult) -> None:
     shown = args if isinstance(args, str) else json.dumps(args)
-    out(f"\n── {title}")
+    if title:
+        out(f"\n── {title}")
     out(f">>> {name} {shown}")
     status = f"error {result.error.code}" if result.error else "ok"
     out(f"<<< [{status}]")
@@ -38,9 +39,10 @@ def run_demo(out: Callable[[str], None] = print) -> int:
     with tempfile.TemporaryDirectory(prefix="fs-tools-demo-") as tmp:
         root = Path(tmp)
         (root / "app.py").write_text(APP, encoding="utf-8")
+        (root / "old_notes.txt").write_text("TODO: greet everyone\n", encoding="utf-8")
         with Workspace(root) as ws:
             session = ws.session("demo")
-            out("Workspace: a throwaway directory holding app.py; session key 'demo'.")
+            out("Workspace: a throwaway directory holding app.py and old_notes.txt; session key 'demo'.")
             steps = _script(session, root)
             failures = 0
             for title, name, args, expect in steps:
@@ -98,6 +100,26 @@ def _script(session: Session, root: Path) -> list[tuple[str, str, Any, str | Non
             "7. The retry succeeds, and the result shows the edited lines.",
             "edit",
             {"file_path": "app.py", "old_string": 'print("hello", name)', "new_string": 'print(f"hello, {name}!")'},
+            None,
+        ),
+        (
+            "8. It deletes a file it never read: refused, like a blind overwrite.",
+            "delete",
+            {"file_path": "old_notes.txt"},
+            "FS_NOT_OBSERVED",
+        ),
+        ("9. It reads the notes first, and the delete goes through.", "read", {"file_path": "old_notes.txt"}, None),
+        ("", "delete", {"file_path": "old_notes.txt"}, None),
+        (
+            "10. It moves app.py into src/: its read moves with it, so the next edit needs no re-read.",
+            "move",
+            {"source": "app.py", "destination": "src/app.py"},
+            None,
+        ),
+        (
+            "",
+            "edit",
+            {"file_path": "src/app.py", "old_string": 'greet("world")', "new_string": 'greet("src")'},
             None,
         ),
     ]

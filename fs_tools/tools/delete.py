@@ -9,12 +9,31 @@ from pydantic import Field
 
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel
 from fs_tools.errors import path_label
-from fs_tools.provider import DIRECTORY, FILE, SYMLINK
+from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import RemovalGate
+from fs_tools.tools.mutation import check_configuration, observed_version, record_observation
 from fs_tools.tools.presenting import short, text_of
+from policy import ABSENT, Intent
 
 _KINDS = {FILE: "file", DIRECTORY: "empty directory", SYMLINK: "symlink (its target is untouched)"}
+
+
+class RemovalGate:
+    """The gates of one session's delete: a regular file must be observed at its current version; a
+    symlink, a directory or a special file is removed as an entry, on the configuration gates alone."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+
+    def expect(self, file: FileState) -> str | None:
+        check_configuration(self.ctx, file)
+        if file.kind != FILE:
+            return None
+        return observed_version(self.ctx, Intent.DELETE, file)
+
+    def removed(self, key: str) -> None:
+        self.ctx.changed(key)
+        record_observation(self.ctx, key, ABSENT, "deleted")
 
 
 class DeleteArgs(ToolArgs):

@@ -3,16 +3,73 @@ has not seen."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, SearchPath, ToolArgs, ToolOutputModel, Violation
-from fs_tools.errors import path_label
+from fs_tools.errors import StoreUnavailable, path_label
+from fs_tools.provider import DIRECTORY, FILE, FileState
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import MovingGate
+from fs_tools.tools.mutation import check_configuration, observed_version
 from fs_tools.tools.presenting import short, text_of
+from policy import ABSENT, Intent, Present
+
+
+class MovingGate:
+    """The gates of one session's move: both ends pass the configuration gates (every entry below a
+    moved directory too); a regular file as the source, and one a move would replace, must be observed
+    at their current versions. The session's observation follows the file."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self.version: str | None = None
+        self.replaced = False
+
+    def expect_source(self, file: FileState) -> str | None:
+        check_configuration(self.ctx, file)
+        if file.kind != FILE:
+            return None
+        self.version = observed_version(self.ctx, Intent.MOVE, file)
+        return self.version
+
+    def expect_destination(self, file: FileState) -> str | None:
+        check_configuration(self.ctx, file)
+        self.replaced = file.exists  # a move that succeeds replaced it (without overwrite it is refused)
+        return observed_version(self.ctx, Intent.REPLACE, file) if file.exists else None
+
+    @property
+    def checks_inside(self) -> bool:
+        return bool(self.ctx.protected.patterns)
+
+    def check_inside(self, source: FileState, destination: FileState) -> None:
+        check_configuration(self.ctx, source)
+        check_configuration(self.ctx, destination)
+
+    def moved(self, source_key: str, destination_key: str, kind: str) -> None:
+        store, session = self.ctx.store, self.ctx.session
+        self.ctx.changed(source_key)
+        self.ctx.changed(destination_key)
+        try:
+            if kind == DIRECTORY:
+                below = source_key + "/"
+                for key, observation in store.observed(session).items():
+                    if key.startswith(below):
+                        store.put(session, destination_key + key[len(source_key) :], observation)
+                        store.put(session, key, ABSENT)
+            elif kind == FILE and self.version is not None:
+                store.put(session, destination_key, Present(self.version))
+                store.put(session, source_key, ABSENT)
+        except StoreUnavailable as exc:
+            with contextlib.suppress(StoreUnavailable):
+                store.forget(session, source_key)
+                store.forget(session, destination_key)
+            raise StoreUnavailable(
+                f"the move is done, but this session's record of it could not be saved ({exc.message}); read "
+                "the moved files before changing them"
+            ) from exc
 
 
 class MoveArgs(ToolArgs):

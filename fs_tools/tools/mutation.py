@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fs_tools.errors import FsError, NotFound, NotObserved, SandboxDenied, StaleVersion, StoreUnavailable
-from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot
+from fs_tools.provider import FileState, Snapshot
 from fs_tools.tools.base import ToolContext
-from policy import ABSENT, Deny, Intent, Observation, Present, Refusal, decide, decide_mutation_allowed
+from policy import Deny, Intent, Observation, Present, Refusal, decide, decide_mutation_allowed
 
 # Given the file's current snapshot, the bytes to commit (an edit).
 Produce = Callable[[Snapshot], bytes]
@@ -78,79 +78,7 @@ def commit_gated(ctx: ToolContext, path: str, intent: Intent, content: bytes | P
     return Committed(after=after, created=gate.expected is None)
 
 
-class RemovalGate:
-    """The gates of one session's delete: a regular file must be observed at its current version; a
-    symlink, a directory or a special file is removed as an entry, on the configuration gates alone."""
-
-    def __init__(self, ctx: ToolContext) -> None:
-        self.ctx = ctx
-
-    def expect(self, file: FileState) -> str | None:
-        check_configuration(self.ctx, file)
-        if file.kind != FILE:
-            return None
-        return _observed_version(self.ctx, Intent.DELETE, file)
-
-    def removed(self, key: str) -> None:
-        self.ctx.changed(key)
-        _record(self.ctx, key, ABSENT, "deleted")
-
-
-class MovingGate:
-    """The gates of one session's move: both ends pass the configuration gates (every entry below a
-    moved directory too); a regular file as the source, and one a move would replace, must be observed
-    at their current versions. The session's observation follows the file."""
-
-    def __init__(self, ctx: ToolContext) -> None:
-        self.ctx = ctx
-        self.version: str | None = None
-        self.replaced = False
-
-    def expect_source(self, file: FileState) -> str | None:
-        check_configuration(self.ctx, file)
-        if file.kind != FILE:
-            return None
-        self.version = _observed_version(self.ctx, Intent.MOVE, file)
-        return self.version
-
-    def expect_destination(self, file: FileState) -> str | None:
-        check_configuration(self.ctx, file)
-        self.replaced = file.exists  # a move that succeeds replaced it (without overwrite it is refused)
-        return _observed_version(self.ctx, Intent.REPLACE, file) if file.exists else None
-
-    @property
-    def checks_inside(self) -> bool:
-        return bool(self.ctx.protected.patterns)
-
-    def check_inside(self, source: FileState, destination: FileState) -> None:
-        check_configuration(self.ctx, source)
-        check_configuration(self.ctx, destination)
-
-    def moved(self, source_key: str, destination_key: str, kind: str) -> None:
-        store, session = self.ctx.store, self.ctx.session
-        self.ctx.changed(source_key)
-        self.ctx.changed(destination_key)
-        try:
-            if kind == DIRECTORY:
-                below = source_key + "/"
-                for key, observation in store.observed(session).items():
-                    if key.startswith(below):
-                        store.put(session, destination_key + key[len(source_key) :], observation)
-                        store.put(session, key, ABSENT)
-            elif kind == FILE and self.version is not None:
-                store.put(session, destination_key, Present(self.version))
-                store.put(session, source_key, ABSENT)
-        except StoreUnavailable as exc:
-            with contextlib.suppress(StoreUnavailable):
-                store.forget(session, source_key)
-                store.forget(session, destination_key)
-            raise StoreUnavailable(
-                f"the move is done, but this session's record of it could not be saved ({exc.message}); read "
-                "the moved files before changing them"
-            ) from exc
-
-
-def _observed_version(ctx: ToolContext, intent: Intent, file: FileState) -> str:
+def observed_version(ctx: ToolContext, intent: Intent, file: FileState) -> str:
     decision = decide(intent, ctx.store.get(ctx.session, file.key))
     if isinstance(decision, Deny):
         raise _denial(decision, file)
@@ -158,7 +86,7 @@ def _observed_version(ctx: ToolContext, intent: Intent, file: FileState) -> str:
     return decision.expect.version
 
 
-def _record(ctx: ToolContext, key: str, observation: Observation, done: str) -> None:
+def record_observation(ctx: ToolContext, key: str, observation: Observation, done: str) -> None:
     try:
         ctx.store.put(ctx.session, key, observation)
     except StoreUnavailable as exc:

@@ -24,7 +24,6 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic.json_schema import WithJsonSchema
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from fs_tools.errors import ToolArgsError
@@ -124,10 +123,21 @@ def shown_number(value: object) -> str:
 Integer = Annotated[int, Field(le=MAX_INTEGER), BeforeValidator(_whole_number)]
 # The schema states what JSON Schema can (not empty, no trailing "/"); the validator adds what it cannot
 # (NUL, lone surrogates, byte lengths) and words every message.
-FilePath = Annotated[
-    str, AfterValidator(_check_path), WithJsonSchema({"type": "string", "minLength": 1, "pattern": "[^/]$"})
-]
-SearchPath = Annotated[str, AfterValidator(_check_search_path), WithJsonSchema({"type": "string", "minLength": 1})]
+class _Schema:
+    """A fixed JSON Schema for an annotated type, handed out fresh each time it is asked for: pydantic
+    2.7 writes a field's default and description into the dict a ``WithJsonSchema`` holds, which all
+    fields of that type share, so a required path would publish another field's default."""
+
+    def __init__(self, **schema: Any) -> None:
+        self._schema = schema
+
+    def __get_pydantic_json_schema__(self, core: Any, handler: Any) -> dict[str, Any]:
+        return dict(self._schema)
+
+
+FilePath = Annotated[str, AfterValidator(_check_path), _Schema(type="string", minLength=1, pattern="[^/]$")]
+SearchPath = Annotated[str, AfterValidator(_check_search_path), _Schema(type="string", minLength=1)]
+EntryPath = SearchPath  # a path that may name a directory, required where a tool declares it so
 Text = Annotated[str, AfterValidator(_check_text)]
 
 

@@ -207,6 +207,8 @@ def _io(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str])
 
 
 def _already_exists(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    if details.get("reason") == "kind":
+        return f"{exc.message} — choose another destination"
     return f"{exc.message} — to replace it, pass overwrite=true (you have read it); or choose another destination"
 
 

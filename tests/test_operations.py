@@ -524,3 +524,134 @@ def test_a_move_or_delete_killed_at_any_moment_leaves_the_old_or_the_new_state(r
             if (root / directory).is_dir():
                 ok(s.call("write", {"file_path": f"{directory}swept.txt", "content": "x"}))
     assert temps(root) == []
+
+
+# --- what a review of the first version found -------------------------------------------------------------
+
+
+def test_a_nested_root_is_never_deleted_or_moved(root: Path) -> None:
+    (root / "sub").mkdir()
+    (root / "d" / "inner").mkdir(parents=True)
+    with Workspace([root, root / "sub", root / "d" / "inner"]) as ws:
+        s = ws.session("s")
+        assert code(s.call("delete", {"file_path": "sub"})) == "FS_SANDBOX_DENIED"
+        assert code(s.call("move", {"source": "d", "destination": "e"})) == "FS_SANDBOX_DENIED"  # holds a root
+        assert code(s.call("move", {"source": "sub", "destination": "e"})) == "FS_SANDBOX_DENIED"
+    assert (root / "sub").is_dir() and (root / "d" / "inner").is_dir() and not (root / "e").exists()
+
+
+def test_a_trailing_slash_on_a_symlink_still_means_the_link(root: Path, s: Session) -> None:
+    (root / "empty").mkdir()
+    (root / "full").mkdir()
+    (root / "full" / "f.txt").write_text("f")
+    os.symlink("empty", root / "lnk")
+    os.symlink("full", root / "lnk2")
+    assert ok(s.call("delete", {"file_path": "lnk/"})).value == {"path": "lnk/", "kind": "symlink"}
+    assert (root / "empty").is_dir() and not os.path.lexists(root / "lnk")
+    ok(s.call("move", {"source": "lnk2/", "destination": "moved"}))
+    assert os.readlink(root / "moved") == "full" and (root / "full" / "f.txt").exists()
+
+
+def test_a_file_over_the_whole_file_limit_can_still_be_moved_and_deleted(root: Path) -> None:
+    (root / "big.log").write_text("x" * 2100)
+    with Workspace(root, max_file_bytes=1000) as ws:
+        s = ws.session("s")
+        ok(s.call("read", {"file_path": "big.log", "limit": 1}))
+        ok(s.call("move", {"source": "big.log", "destination": "old/big.log"}))
+        ok(s.call("delete", {"file_path": "old/big.log"}))
+    assert not (root / "old" / "big.log").exists()
+
+
+def test_what_killed_writers_left_does_not_keep_a_directory_from_being_deleted(root: Path, s: Session) -> None:
+    (root / "d").mkdir()
+    (root / "d" / ".0123456789abcdef.fs-tools.tmp").write_bytes(b"partial")  # an orphan: nobody holds it
+    assert "empty" in ok(s.call("list", {"path": "d"})).text
+    ok(s.call("delete", {"file_path": "d"}))
+    assert not (root / "d").exists()
+
+
+def test_create_directory_with_a_trailing_dot_creates_it(root: Path, s: Session) -> None:
+    assert ok(s.call("create_directory", {"path": "newdir/."})).value == {"path": "newdir/.", "created": True}
+    assert ok(s.call("create_directory", {"path": "a/b/./"})).value == {"path": "a/b/./", "created": True}
+    assert (root / "newdir").is_dir() and (root / "a" / "b").is_dir()
+
+
+def test_two_hard_links_of_one_file_are_the_same_file_to_a_move(root: Path, s: Session) -> None:
+    (root / "a.txt").write_text("a\n")
+    os.link(root / "a.txt", root / "b.txt")
+    read(s, "a.txt")
+    read(s, "b.txt")
+    same = s.call("move", {"source": "a.txt", "destination": "b.txt", "overwrite": True})
+    assert code(same) == "FS_IO_ERROR" and "same file" in same.text
+    assert (root / "a.txt").exists() and (root / "b.txt").exists()
+
+
+def test_a_move_or_delete_of_a_file_gone_since_it_was_read_is_stale(root: Path, s: Session) -> None:
+    (root / "a.txt").write_text("a\n")
+    read(s, "a.txt")
+    (root / "a.txt").unlink()
+    assert code(s.call("delete", {"file_path": "a.txt"})) == "FS_STALE_VERSION"
+    assert code(s.call("move", {"source": "a.txt", "destination": "b.txt"})) == "FS_STALE_VERSION"
+    assert code(s.workspace.session("fresh").call("delete", {"file_path": "a.txt"})) == "FS_NOT_FOUND"
+
+
+def test_a_directory_never_replaces_a_file_and_the_message_does_not_suggest_overwrite(root: Path, s: Session) -> None:
+    (root / "d").mkdir()
+    (root / "f.txt").write_text("f\n")
+    read(s, "f.txt")
+    for overwrite in (False, True):
+        refused = s.call("move", {"source": "d", "destination": "f.txt", "overwrite": overwrite})
+        assert code(refused) == "FS_ALREADY_EXISTS" and "overwrite" not in refused.text, refused.text
+    assert (root / "d").is_dir() and (root / "f.txt").read_text() == "f\n"
+
+
+def test_a_directory_pattern_protects_the_directory_itself(root: Path) -> None:
+    (root / "secret").mkdir()
+    (root / "other").mkdir()
+    with Workspace(root, protected=["secret/", "locked/"]) as ws:
+        s = ws.session("s")
+        assert code(s.call("delete", {"file_path": "secret"})) == "FS_SANDBOX_DENIED"
+        assert code(s.call("create_directory", {"path": "locked"})) == "FS_SANDBOX_DENIED"
+        assert code(s.call("move", {"source": "other", "destination": "locked"})) == "FS_SANDBOX_DENIED"
+    assert (root / "secret").is_dir() and (root / "other").is_dir() and not (root / "locked").exists()
+
+
+def test_a_section_read_many_cut_is_read_in_full_afterwards(root: Path, s: Session) -> None:
+    for n in range(6):
+        (root / f"f{n}.txt").write_text(("y" * 1000 + "\n") * 120)
+    many = ok(s.call("read_many", {"file_paths": [f"f{n}.txt" for n in range(6)]}))
+    assert "section is cut" in many.text
+    again = ok(s.call("read", {"file_path": "f5.txt", "limit": 500}))
+    assert again.value is not None and not again.value.get("unchanged") and "yyyy" in again.text
+
+
+def test_an_overwriting_move_keeps_another_programs_save_of_the_destination(
+    root: Path, s: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program (which takes no lock) saves the destination by rename in the instant between the
+    move's check and its rename: the swap shows the displaced file is not the version checked, so it is
+    put back and the move is stale — never a silent overwrite of that save."""
+    from fs_tools.provider import publish
+
+    (root / "src.txt").write_text("SRC\n")
+    (root / "dst.txt").write_text("DST v1\n")
+    read(s, "src.txt")
+    read(s, "dst.txt")
+    real = publish.exchange_between
+    saves = ["DST v2, saved by another program\n"]
+
+    def saved_just_before(*args: Any) -> bool:
+        if saves:  # once: just before the move's swap (the swap back is the real one)
+            (root / "incoming").write_text(saves.pop())
+            os.replace(root / "incoming", root / "dst.txt")
+        return real(*args)
+
+    monkeypatch.setattr(publish, "exchange_between", saved_just_before)
+    refused = s.call("move", {"source": "src.txt", "destination": "dst.txt", "overwrite": True})
+    if refused.is_error:
+        assert code(refused) == "FS_STALE_VERSION"
+        assert (root / "dst.txt").read_text() == "DST v2, saved by another program\n"
+        assert (root / "src.txt").read_text() == "SRC\n"
+    else:  # no kernel swap here: the documented plain rename (decisions.md) is what ran
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available on this filesystem")
+    assert temps(root) == []

@@ -123,7 +123,7 @@ class MoveGate(Protocol):
 
 @dataclass(frozen=True)
 class Status:
-    """What ``stat`` finds at a path, without following a symlink at its end."""
+    """What ``stat`` finds at a path (a symlink inside the roots followed, as reads follow it)."""
 
     key: str
     kind: str  # FILE, DIRECTORY, SYMLINK or OTHER

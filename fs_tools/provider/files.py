@@ -8,6 +8,7 @@ It states conditions (``FsError`` with details); it never writes advice for a mo
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import logging
@@ -56,7 +57,7 @@ from fs_tools.provider.face import (
 )
 from fs_tools.provider.oserrors import os_errors
 from fs_tools.provider.resolve import DIR_FLAGS, Resolved, Resolver, describe_kind, require_regular
-from fs_tools.provider.tempfiles import Sweeper, create_temp, temp_name
+from fs_tools.provider.tempfiles import Sweeper, create_temp, is_reserved_name, remove_orphans, temp_name
 from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry, kind_of, start_directory, walk
 
 log = logging.getLogger("fs_tools.provider")
@@ -408,14 +409,15 @@ class FileProvider:
         non-directory is FS_NOT_DIRECTORY). ``gate`` sees the directory first, and may refuse. A failed
         call leaves no directory it made."""
         display = path_label(path)
+        bare = _without_trailing_slashes(path)
         with os_errors(display), contextlib.ExitStack() as stack:
-            target = stack.enter_context(self._resolve(path.rstrip("/") or path))
-            if target.name is None:  # the root, or a path that names a directory through '..'
+            target = stack.enter_context(self._resolve(bare))
+            gate(dataclasses.replace(self._state(target, display), kind=DIRECTORY))  # judged as the directory
+            if target.name is None:  # the root, or a path that names an existing directory through '..'
                 return False
-            gate(self._state(target, display))
             if target.dir_fd is None:
-                target = stack.enter_context(self._resolver.resolve(path.rstrip("/"), create_parents=True, stage=False))
-                gate(self._state(target, display))
+                target = stack.enter_context(self._resolver.resolve(bare, create_parents=True, stage=False))
+                gate(dataclasses.replace(self._state(target, display), kind=DIRECTORY))
             assert target.dir_fd is not None and target.name is not None
             try:
                 os.mkdir(target.name, 0o777, dir_fd=target.dir_fd)
@@ -440,13 +442,13 @@ class FileProvider:
         the number of its entries). Returns the kind removed. The root itself is never removed."""
         display = path_label(path)
         with os_errors(display), self._resolve_entry(path) as target:
-            if not target.parts:
-                raise SandboxDenied(f"{display!r} is the workspace root, which is never deleted",
-                                    details={"reason": "root"})
-            current = target.leaf_stat()
-            if current is None or target.dir_fd is None or target.name is None:
-                raise NotFound(f"{display!r} does not exist", details={"reason": "missing", "intent": "delete"})
             state = self._state(target, display)
+            if not target.parts or self._is_root(target.key, state.kind == DIRECTORY):
+                root = f"{display!r} is a workspace root (or holds one), which is never deleted"
+                raise SandboxDenied(root, details={"reason": "root"})
+            if not state.exists or target.dir_fd is None or target.name is None:
+                gate.expect(state)  # a file the session saw, gone since, is stale; else not found
+                raise NotFound(f"{display!r} does not exist", details={"reason": "missing", "intent": "delete"})
             if state.kind == OTHER:
                 _refuse_special(target, display, "deleted")
             expected = gate.expect(state)
@@ -474,7 +476,10 @@ class FileProvider:
             except OSError as exc:
                 if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                     raise
-                count = _count_entries(dir_fd, name)
+                count = _count_entries(dir_fd, name)  # what killed writers left there is swept, not counted
+                if count == 0:
+                    os.rmdir(name, dir_fd=dir_fd)
+                    return kind
                 raise NotEmpty(
                     f"{display!r} is a directory with {count:,} entr{'y' if count == 1 else 'ies'}; "
                     "only an empty directory is deleted",
@@ -484,8 +489,7 @@ class FileProvider:
         if kind != FILE or expected is None:  # a symlink: the link itself goes, never its target
             os.unlink(name, dir_fd=dir_fd)
             return kind
-        verified = self._check_expected(target, now, expected, display, None, strict=True)
-        assert verified is not None
+        verified = self._verified(target, now, expected)
         _check_cancel(cancel, f"deleting {display!r}")
         self._unlink_verified(dir_fd, name, verified, display)
         return kind
@@ -503,6 +507,9 @@ class FileProvider:
                 return
             try:
                 publish.rename_no_replace(dir_fd, temp, name)
+            except FileExistsError:  # a newer save took the name meanwhile: the one set aside is superseded
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=dir_fd)
             except OSError as exc:
                 log.error("a file saved during a delete is left under %r (errno %s)", temp, exc.errno)
             raise StaleVersion(
@@ -526,7 +533,7 @@ class FileProvider:
         with contextlib.ExitStack() as stack:
             with os_errors(shown):
                 src = stack.enter_context(self._resolve_entry(source))
-                src_state = self._move_source(src, source, shown)
+                src_state = self._move_source(src, source, shown, gate)
                 expected_src = gate.expect_source(src_state)
             dst, expected_dst = self._move_destination(stack, destination, gate, cancel)
             try:
@@ -534,7 +541,14 @@ class FileProvider:
                     raise IoError(f"{shown!r} and {dst.display!r} are the same file", details={"reason": "same"})
                 if src_state.kind == DIRECTORY and dst.key.startswith(src.key + "/"):
                     raise IoError(f"{shown!r} cannot be moved into itself", details={"reason": "into_itself"})
+                if src_state.kind != FILE and expected_dst is not None:
+                    raise AlreadyExists(
+                        f"{dst.display!r} is a file; a {_NOUNS.get(src_state.kind, 'entry')} never replaces a file",
+                        details={"reason": "kind"},
+                    )
                 with os_errors(shown):
+                    if src_state.kind == DIRECTORY:  # the destination is judged as the directory it becomes
+                        gate.check_inside(src_state, dataclasses.replace(self._state(dst, dst.display), kind=DIRECTORY))
                     if src_state.kind == DIRECTORY and gate.checks_inside:
                         self._check_inside(src, dst, gate)
                     self._move(src, dst, src_state.kind, expected_src, expected_dst, overwrite, cancel)
@@ -549,12 +563,15 @@ class FileProvider:
             return src_state.kind
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _move_source(self, src: Resolved, source: str, display: str) -> FileState:
-        if not src.parts:
-            raise SandboxDenied(f"{display!r} is the workspace root, which is never moved", details={"reason": "root"})
-        if src.leaf_stat() is None or src.dir_fd is None:
-            raise NotFound(f"{display!r} does not exist", details={"reason": "missing", "intent": "move"})
+    def _move_source(self, src: Resolved, source: str, display: str, gate: MoveGate) -> FileState:
         state = self._state(src, display)
+        if not src.parts or self._is_root(src.key, state.kind == DIRECTORY):
+            raise SandboxDenied(
+                f"{display!r} is a workspace root (or holds one), which is never moved", details={"reason": "root"}
+            )
+        if not state.exists or src.dir_fd is None:
+            gate.expect_source(state)  # a file the session saw, gone since, is stale; else not found
+            raise NotFound(f"{display!r} does not exist", details={"reason": "missing", "intent": "move"})
         if state.kind == SYMLINK:
             with self._resolve(source):  # a link that leads outside every root is refused (SandboxDenied)
                 pass
@@ -627,41 +644,88 @@ class FileProvider:
             across = False
             verified: Snapshot | None = None
             with self._directories_locked(src.dir_fd, dst.dir_fd, cancel, src.display):
+                # Held from the check to the rename: its inode number cannot be reused meanwhile.
+                held = _hold(src.dir_fd, src.name) if kind == FILE else None
+                if held is not None:
+                    locks.callback(os.close, held)
                 now = src.leaf_stat()
                 if now is None or kind_of(now.st_mode) != kind:
                     raise vanished(src.display)
                 if kind == FILE and expected_src is not None:
-                    verified = self._check_expected(src, now, expected_src, src.display, None, strict=True)
-                replace = self._check_destination(dst, expected_dst, overwrite)
+                    verified = self._verified(src, now, expected_src)
+                replaced = self._check_destination(dst, expected_dst, overwrite)
+                there = dst.leaf_stat()
+                if there is not None and (there.st_dev, there.st_ino) == (now.st_dev, now.st_ino):
+                    same = f"{src.display!r} and {dst.display!r} are the same file (hard links)"
+                    raise IoError(same, details={"reason": "same"})
                 _check_cancel(cancel, f"moving {src.display!r}")
                 try:
-                    _rename(src, dst, kind, replace)
+                    self._rename(src, dst, kind, replaced)
                 except OSError as exc:
                     if exc.errno != errno.EXDEV:
                         raise
                     across = True
-                if not across and verified is not None and not _names(dst.dir_fd, dst.name, verified.stat):
-                    raise IoError(  # replaced by a program that takes no lock, between the check and the rename
-                        f"{src.display!r} was replaced by another program while it was being moved; it now lies at "
-                        f"{dst.display!r}: read it there",
-                        details={"reason": "raced"},
+                if not across and held is not None and not _names(dst.dir_fd, dst.name, os.fstat(held)):
+                    _move_back(src, dst)  # a program that takes no lock saved the source just before the rename
+                    raise StaleVersion(
+                        f"{src.display!r} was replaced by another program just as it was being moved; it is left "
+                        "where it was",
+                        details={"found": "modified"},
                     )
             if across:
-                self._move_across(src, dst, kind, verified, expected_dst, cancel)
+                self._move_across(src, dst, kind, verified, expected_dst, replaced, cancel)
 
-    def _check_destination(self, dst: Resolved, expected: str | None, overwrite: bool) -> bool:
-        """Whether the move replaces a file at the destination (which must be the expected version)."""
+    def _rename(self, src: Resolved, dst: Resolved, kind: str, replaced: Snapshot | None) -> None:
+        """Rename ``src`` to ``dst``: without replacing anything, or — over the verified ``replaced`` —
+        by swapping the two and proving that what was displaced is that version (else swapped back:
+        another program's save of the destination is kept, and the move is FS_STALE_VERSION)."""
+        assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
+        if replaced is None:
+            _rename_no_replace(src, dst, kind)
+            return
+        if not publish.exchange_between(src.dir_fd, src.name, dst.dir_fd, dst.name):
+            os.rename(src.name, dst.name, src_dir_fd=src.dir_fd, dst_dir_fd=dst.dir_fd)
+            return
+        if self._is_version(src.dir_fd, src.name, replaced):
+            os.unlink(src.name, dir_fd=src.dir_fd)  # the replaced file, displaced to the source's name
+            return
+        publish.exchange_between(src.dir_fd, src.name, dst.dir_fd, dst.name)
+        raise StaleVersion(
+            f"{dst.display!r} was replaced by another program just as the move was being made; both are kept",
+            details={"found": "modified"},
+        )
+
+    def _verified(self, target: Resolved, now: os.stat_result, expected: str) -> Snapshot:
+        """The file, proven to be at ``expected`` (under its locks). A file over the whole-file limit is
+        hashed without being kept (a move or delete needs its version, not its bytes)."""
+        if now.st_size <= self.max_file_bytes:
+            verified = self._check_expected(target, now, expected, target.display, None, strict=True)
+            assert verified is not None
+            return verified
+        found = self._scan(target, target.display, _Discard)
+        if found is None:
+            raise vanished(target.display)
+        scan = found[1]
+        if scan.version != expected:
+            raise StaleVersion(
+                f"{target.display!r} has changed since this session last read it", details={"found": "modified"}
+            )
+        return Snapshot(data=b"", version=scan.version, stat=scan.stat, taken_ns=scan.taken_ns)
+
+    def _check_destination(self, dst: Resolved, expected: str | None, overwrite: bool) -> Snapshot | None:
+        """The file the move replaces at the destination, proven to be the expected version; None when
+        there is none."""
         current = dst.leaf_stat()
         if current is None:
             if expected is not None:
                 raise vanished(dst.display)
-            return False
+            return None
         if expected is None:
             raise StaleVersion(f"{dst.display!r} was created just now by someone else", details={"found": "exists"})
-        self._check_expected(dst, current, expected, dst.display, None, strict=True)
+        verified = self._verified(dst, current, expected)
         if not overwrite:
             raise AlreadyExists(f"{dst.display!r} already exists", details={"reason": "exists"})
-        return True
+        return verified
 
     def _move_across(
         self,
@@ -670,29 +734,50 @@ class FileProvider:
         kind: str,
         verified: Snapshot | None,
         expected_dst: str | None,
+        replaced: Snapshot | None,
         cancel: CancelToken | None,
     ) -> None:
         """A file on another filesystem: published at the destination by the atomic write, then the
-        source removed while it is still the version copied (else the copy is withdrawn)."""
+        source removed while it is still the version copied. If that fails, the destination is put back
+        as it was (the copy withdrawn, or the replaced file written back) and the source stays."""
         if kind != FILE or verified is None:
             raise IoError(
                 f"{src.display!r} is on another filesystem than {dst.display!r}; only files move across filesystems",
                 details={"errno": errno.EXDEV},
             )
-        assert src.dir_fd is not None and src.name is not None
-        mode = stat.S_IMODE(verified.stat.st_mode)
+        if verified.stat.st_size > self.max_file_bytes:
+            self._check_size(verified.stat.st_size, src.display)  # copied through memory: the whole-file limit
+        assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
+        st = verified.stat
+        keep = (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
         written = self._publish(
-            dst, verified.data, (mode, verified.stat.st_uid, verified.stat.st_gid), expected=expected_dst,
-            basis=None, display=dst.display, cancel=cancel,
+            dst, verified.data, keep, expected=expected_dst, basis=None, display=dst.display, cancel=cancel
         )
         try:
             with _directory_lock(src.dir_fd, self.lock_timeout, cancel, src.display):
                 self._unlink_verified(src.dir_fd, src.name, verified, src.display)
         except BaseException:
-            if expected_dst is None and _names(dst.dir_fd or -1, dst.name or "", written):
-                with contextlib.suppress(OSError):
-                    os.unlink(dst.name or "", dir_fd=dst.dir_fd)  # the copy goes again: the source stays
+            self._restore_destination(dst, written, replaced, verified.version)
             raise
+
+    def _restore_destination(
+        self, dst: Resolved, written: os.stat_result, replaced: Snapshot | None, copied: str
+    ) -> None:
+        """After a failed move across filesystems: the destination as it was before the copy."""
+        assert dst.dir_fd is not None and dst.name is not None
+        if replaced is None:
+            if _names(dst.dir_fd, dst.name, written):
+                with contextlib.suppress(OSError):
+                    os.unlink(dst.name, dir_fd=dst.dir_fd)  # the copy goes again: the source stays
+            return
+        if replaced.stat.st_size and not replaced.data:
+            log.error("a failed move could not restore %r (too large to keep)", dst.display)
+            return
+        mode = (stat.S_IMODE(replaced.stat.st_mode), replaced.stat.st_uid, replaced.stat.st_gid)
+        try:
+            self._publish(dst, replaced.data, mode, expected=copied, basis=None, display=dst.display, cancel=None)
+        except (OSError, FsError) as exc:
+            log.error("a failed move could not restore %r: %s", dst.display, exc)
 
     @contextlib.contextmanager
     def _directories_locked(self, first: int, second: int, cancel: CancelToken | None, display: str) -> Iterator[None]:
@@ -713,14 +798,20 @@ class FileProvider:
     def _resolve_entry(self, path: str) -> Iterator[Resolved]:
         """``path`` resolved to the entry it names itself: a symlink at its end is not followed, and a
         path that names a directory through a trailing '/' or '..' is the directory's own entry."""
-        with self._resolver.resolve(path, follow_leaf=False) as target:
+        bare = _without_trailing_slashes(path)
+        with self._resolver.resolve(bare, follow_leaf=False) as target:
+            target.display = path_label(path)
             if target.name is not None or not target.parts:
                 yield target
                 return
-            inside = os.path.join(target.root.real, *target.parts)
+            inside = os.path.join(target.root.real, *target.parts)  # 'a/..': the entry the walk ended at
         with self._resolver.resolve(inside, follow_leaf=False) as again:
             again.display = target.display
             yield again
+
+    def _is_root(self, key: str, directory: bool) -> bool:
+        """Whether ``key`` is a root, or (a directory) holds one: never moved or deleted."""
+        return any(real == key or (directory and real.startswith(key + "/")) for real in self.real_root_paths)
 
     def _state(self, target: Resolved, display: str) -> FileState:
         current = target.leaf_stat()
@@ -1239,19 +1330,43 @@ def _walk(
     return walk(fd, descend, enter=seen, sizes=sizes)
 
 
+_NOUNS = {DIRECTORY: "directory", SYMLINK: "symlink"}
 _MAX_MOVED_ENTRIES = 100_000  # entries below a moved directory checked against protected paths
 
 
-def _rename(src: Resolved, dst: Resolved, kind: str, replace: bool) -> None:
+def _move_back(src: Resolved, dst: Resolved) -> None:
+    """Undo a rename that moved what it had not verified (never over a file that took the old name)."""
     assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
-    if replace:
-        os.rename(src.name, dst.name, src_dir_fd=src.dir_fd, dst_dir_fd=dst.dir_fd)
-        return
+    try:
+        publish.move_no_replace(dst.dir_fd, dst.name, src.dir_fd, src.name, directory=False)
+    except OSError as exc:
+        log.error("a file saved during a move is left at %r (errno %s)", dst.display, exc.errno)
+
+
+def _rename_no_replace(src: Resolved, dst: Resolved, kind: str) -> None:
+    assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
     try:
         publish.move_no_replace(src.dir_fd, src.name, dst.dir_fd, dst.name, directory=kind == DIRECTORY)
     except FileExistsError as exc:  # a creator won the race: never clobber it
         created = f"{dst.display!r} was created just now by someone else"
         raise StaleVersion(created, details={"found": "exists"}) from exc
+
+
+def _without_trailing_slashes(path: str) -> str:
+    """``path`` less trailing '/' and '/.' (they only insist on a directory): the entry itself is meant,
+    so a symlink named with a trailing slash is the link, not the directory it leads to."""
+    bare = path
+    while True:
+        trimmed = bare.rstrip("/")
+        if trimmed.endswith("/."):
+            trimmed = trimmed[:-2]
+        elif trimmed == ".":
+            trimmed = ""
+        if trimmed == bare:
+            return bare
+        if not trimmed:
+            return "/" if path.startswith("/") else "."
+        bare = trimmed
 
 
 def _refuse_special(target: Resolved, display: str, done: str) -> None:
@@ -1271,14 +1386,16 @@ def _sync_directory(dir_fd: int, display: str) -> None:
 
 
 def _count_entries(dir_fd: int, name: str) -> int:
-    """The direct entries of the directory ``name`` (0 when it cannot be listed)."""
+    """The direct entries of the directory ``name`` that are the workspace's: orphaned temps and staging
+    that killed writers left there are removed first, and live ones (a write in progress) not counted."""
     try:
         fd = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
     except OSError:
         return 0
     try:
+        remove_orphans(fd)
         with os.scandir(fd) as entries:
-            return sum(1 for _ in entries)
+            return sum(1 for entry in entries if not is_reserved_name(entry.name))
     except OSError:
         return 0
     finally:

@@ -117,3 +117,17 @@ def move_no_replace(source_dir: int, source: str, target_dir: int, target: str, 
         raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST))
     os.link(source, target, src_dir_fd=source_dir, dst_dir_fd=target_dir, follow_symlinks=False)
     os.unlink(source, dir_fd=source_dir)
+
+
+def exchange_between(first_dir: int, first: str, second_dir: int, second: str) -> bool:
+    """Swap ``first`` in ``first_dir`` and ``second`` in ``second_dir`` atomically (one filesystem);
+    False where the kernel or the filesystem cannot (nothing is changed then)."""
+    if _NATIVE is None:
+        return False
+    func, _, exchange_flag = _NATIVE
+    if func(first_dir, os.fsencode(first), second_dir, os.fsencode(second), exchange_flag) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err))

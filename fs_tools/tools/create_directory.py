@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel
+from fs_tools.arguments import EntryPath, ToolArgs, ToolOutputModel
 from fs_tools.errors import path_label
 from fs_tools.provider import FileState
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
@@ -16,7 +16,7 @@ from fs_tools.tools.presenting import short, text_of
 
 
 class CreateDirectoryArgs(ToolArgs):
-    path: SearchPath = Field(description="Path of the directory to create, relative to the workspace root.")
+    path: EntryPath = Field(description="Path of the directory to create, relative to the workspace root.")
 
 
 class CreateDirectoryOutput(ToolOutputModel):

@@ -7,11 +7,11 @@ from typing import Any
 
 from pydantic import Field
 
-from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel
+from fs_tools.arguments import EntryPath, ToolArgs, ToolOutputModel
 from fs_tools.errors import path_label
 from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import check_configuration, observed_version, record_observation
+from fs_tools.tools.mutation import check_configuration, observed_version, record_observation, refuse_if_vanished
 from fs_tools.tools.presenting import short, text_of
 from policy import ABSENT, Intent
 
@@ -27,6 +27,7 @@ class RemovalGate:
 
     def expect(self, file: FileState) -> str | None:
         check_configuration(self.ctx, file)
+        refuse_if_vanished(self.ctx, file)
         if file.kind != FILE:
             return None
         return observed_version(self.ctx, Intent.DELETE, file)
@@ -37,7 +38,7 @@ class RemovalGate:
 
 
 class DeleteArgs(ToolArgs):
-    file_path: SearchPath = Field(
+    file_path: EntryPath = Field(
         description="Path of the file, symlink or empty directory to delete, relative to the workspace root."
     )
 

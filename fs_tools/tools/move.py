@@ -9,11 +9,11 @@ from typing import Any
 
 from pydantic import Field
 
-from fs_tools.arguments import FilePath, SearchPath, ToolArgs, ToolOutputModel, Violation
+from fs_tools.arguments import EntryPath, FilePath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import StoreUnavailable, path_label
 from fs_tools.provider import DIRECTORY, FILE, FileState
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import check_configuration, observed_version
+from fs_tools.tools.mutation import check_configuration, observed_version, refuse_if_vanished
 from fs_tools.tools.presenting import short, text_of
 from policy import ABSENT, Intent, Present
 
@@ -30,6 +30,7 @@ class MovingGate:
 
     def expect_source(self, file: FileState) -> str | None:
         check_configuration(self.ctx, file)
+        refuse_if_vanished(self.ctx, file)
         if file.kind != FILE:
             return None
         self.version = observed_version(self.ctx, Intent.MOVE, file)
@@ -73,7 +74,7 @@ class MovingGate:
 
 
 class MoveArgs(ToolArgs):
-    source: SearchPath = Field(description="Path of the file or directory to move, relative to the workspace root.")
+    source: EntryPath = Field(description="Path of the file or directory to move, relative to the workspace root.")
     destination: FilePath = Field(
         description="Its new path (the full path, not a directory to move it into); missing parents are created."
     )

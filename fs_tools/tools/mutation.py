@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fs_tools.errors import FsError, NotFound, NotObserved, SandboxDenied, StaleVersion, StoreUnavailable
-from fs_tools.provider import FileState, Snapshot
+from fs_tools.provider import DIRECTORY, FileState, Snapshot
 from fs_tools.tools.base import ToolContext
 from policy import Deny, Intent, Observation, Present, Refusal, decide, decide_mutation_allowed
 
@@ -78,6 +78,12 @@ def commit_gated(ctx: ToolContext, path: str, intent: Intent, content: bytes | P
     return Committed(after=after, created=gate.expected is None)
 
 
+def refuse_if_vanished(ctx: ToolContext, file: FileState) -> None:
+    """A file the session saw that is gone now: stale (it was deleted or moved), not merely missing."""
+    if not file.exists and isinstance(ctx.store.get(ctx.session, file.key), Present):
+        raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"})
+
+
 def observed_version(ctx: ToolContext, intent: Intent, file: FileState) -> str:
     decision = decide(intent, ctx.store.get(ctx.session, file.key))
     if isinstance(decision, Deny):
@@ -100,8 +106,10 @@ def record_observation(ctx: ToolContext, key: str, observation: Observation, don
 def check_configuration(ctx: ToolContext, file: FileState) -> None:
     """The read-only and protected-path gates, for every spelling of the file (with nested roots, one
     file has a relative path under each)."""
+    directory = file.kind == DIRECTORY
     for relative in file.relative_paths:
-        deny = decide_mutation_allowed(read_only=ctx.read_only, protected=ctx.protected, relative_path=relative)
+        spelled = f"{relative}/" if directory and relative != "." else relative  # 'secret/' covers the directory
+        deny = decide_mutation_allowed(read_only=ctx.read_only, protected=ctx.protected, relative_path=spelled)
         if deny is None:
             continue
         if deny.refusal is Refusal.READ_ONLY:

@@ -58,11 +58,13 @@ def run_read_many(ctx: ToolContext, args: ReadManyArgs) -> ToolOutput:
         text = done.text
         if len(text.encode("utf-8", "surrogatepass")) > budget:
             text = text[: max(budget, 0)] + "\n[… this file's section is cut: read it on its own to see more]"
+            if ctx.reads is not None:
+                ctx.reads.forget(ctx.session, ctx.provider.key_of(path))  # not all of it was shown
         budget -= len(text)
         sections.append(f"==> {path_label(path)} <==\n{text}")
     failed = sum(1 for entry in files if entry["code"] is not None)
     if failed:
-        sections.append(f"[{failed} of {len(files)} file(s) could not be read; the others were read in full]")
+        sections.append(f"[{failed} of {len(files)} file(s) could not be read; the others were read as shown above]")
     return ToolOutput(text="\n\n".join(sections), value={"files": files, "failed": failed})
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel
+from fs_tools.arguments import EntryPath, ToolArgs, ToolOutputModel
 from fs_tools.errors import FsError, path_label
 from fs_tools.provider import DIRECTORY, FILE, SYMLINK
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
@@ -20,7 +20,7 @@ _KINDS = {FILE: "file", DIRECTORY: "directory", SYMLINK: "symlink"}
 
 
 class StatArgs(ToolArgs):
-    path: SearchPath = Field(description="Path of a file or directory, relative to the workspace root.")
+    path: EntryPath = Field(description="Path of a file or directory, relative to the workspace root.")
 
 
 class StatOutput(ToolOutputModel):
@@ -103,7 +103,12 @@ def _render(path: str, value: Mapping[str, Any]) -> str:
     rows = [f"{path_label(path)}: {value['kind']}, {value['size']:,} bytes, mode {value['mode']}"]
     rows.append(f"modified {value['modified']}")
     if value["kind"] == "file":
-        rows.append("binary (not text)" if value["lines"] is None and value["version"] else f"{value['lines']} line(s)")
+        if value["version"] is None:
+            rows.append("too large to hash here, or changing: no version or line count")
+        elif value["lines"] is None:
+            rows.append("binary (not text)")
+        else:
+            rows.append(f"{value['lines']} line(s)")
         if value["version"] is not None:
             rows.append(f"version {value['version'][:16]}")
             rows.append(_STANDING[value["standing"]])

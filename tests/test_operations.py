@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +21,13 @@ TEMP = re.compile(r"\.[0-9a-f]{16}\.fs-tools\.(?:tmp|dir)")
 
 
 @pytest.fixture
-def ws(root: Path) -> Iterator[Workspace]:
-    with Workspace(root) as workspace:
-        yield workspace
+def ws(workspace: Workspace) -> Workspace:
+    return workspace
 
 
 @pytest.fixture
-def s(ws: Workspace) -> Session:
-    return ws.session("s")
+def s(session: Session) -> Session:
+    return session
 
 
 def ok(result: ToolResult) -> ToolResult:

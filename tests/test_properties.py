@@ -21,10 +21,25 @@ from jsonschema import Draft202012Validator
 from fs_tools import ToolArgsError, ToolResult, Workspace
 from fs_tools.arguments import MAX_NAME_BYTES, MAX_PATH_BYTES, validate_arguments
 from fs_tools.errors import error_codes
-from fs_tools.tools import CORE_TOOLS, Tool
+from fs_tools.tools import ALL_TOOLS, Tool
 
-TOOLS: dict[str, Tool[Any]] = {tool.name: tool for tool in CORE_TOOLS}
-ARGUMENT_NAMES = ["file_path", "offset", "limit", "content", "old_string", "new_string", "replace_all", "edits"]
+TOOLS: dict[str, Tool[Any]] = {tool.name: tool for tool in ALL_TOOLS}
+ARGUMENT_NAMES = [
+    "file_path",
+    "offset",
+    "limit",
+    "content",
+    "old_string",
+    "new_string",
+    "replace_all",
+    "edits",
+    "dry_run",
+    "path",
+    "source",
+    "destination",
+    "overwrite",
+    "file_paths",
+]
 # Codes that mean the product has a bug, whatever the model sent.
 BUG_CODES = {"INTERNAL_ERROR", "INVALID_TOOL_OUTPUT"}
 
@@ -90,6 +105,12 @@ def tool_shaped(draw: st.DrawFn) -> dict[str, Any]:
         "new_string": strings,
         "replace_all": st.booleans() | st.none() | json_values,
         "edits": edits_like() | json_values,
+        "dry_run": st.booleans() | st.none() | json_values,
+        "path": strings,
+        "source": strings,
+        "destination": strings,
+        "overwrite": st.booleans() | st.none() | json_values,
+        "file_paths": st.lists(strings, max_size=4) | json_values,
     }
     names = draw(st.lists(st.sampled_from(ARGUMENT_NAMES), unique=True, max_size=5))
     return {name: draw(shape[name]) for name in ["file_path", *names]}
@@ -124,6 +145,20 @@ PLAUSIBLE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         optional={"replace_all": st.booleans() | st.none()},
     ),
     "multi_edit": st.fixed_dictionaries({"file_path": plausible_paths, "edits": st.lists(plausible_edit, max_size=3)}),
+    "list": st.fixed_dictionaries({}, optional={"path": plausible_paths, "depth": plausible_int}),
+    "glob": st.fixed_dictionaries({"pattern": st.sampled_from(["*", "**/*.txt", "dir/*", "[", "{a,b}"])}),
+    "grep": st.fixed_dictionaries(
+        {"pattern": st.sampled_from(["two", "^a", "(", "b.*"])}, optional={"path": plausible_paths}
+    ),
+    "read_many": st.fixed_dictionaries(
+        {"file_paths": st.lists(plausible_paths, max_size=3)}, optional={"limit": plausible_int}
+    ),
+    "stat": st.fixed_dictionaries({"path": plausible_paths}),
+    "move": st.fixed_dictionaries(
+        {"source": plausible_paths, "destination": plausible_paths}, optional={"overwrite": st.booleans()}
+    ),
+    "delete": st.fixed_dictionaries({"file_path": plausible_paths}),
+    "create_directory": st.fixed_dictionaries({"path": plausible_paths}),
 }
 
 
@@ -299,11 +334,19 @@ def schema_blind(tool: str, obj: dict[str, Any]) -> bool:
       MAX_NAME_BYTES (SPEC §8 makes these INVALID_ARGS at /file_path; "type": "string" cannot say so);
     - text (content, old_string, new_string) with a lone surrogate, which JSON can carry but a UTF-8 file
       cannot (same reason, same rule);
-    - new_string equal to old_string, or equal once CRLF is read as LF (a cross-field rule).
+    - new_string equal to old_string, or equal once CRLF is read as LF (a cross-field rule);
+    - a move's destination equal to its source (a cross-field rule).
     Nothing else is excused: any other disagreement is drift between the schema and the validator.
     """
-    path = obj.get("file_path")
-    if isinstance(path, str) and unusable_path(path):
+    for key in ("file_path", "path", "source", "destination"):
+        path = obj.get(key)
+        if isinstance(path, str) and unusable_path(path):
+            return True
+    paths = obj.get("file_paths")
+    if isinstance(paths, list) and any(isinstance(p, str) and unusable_path(p) for p in paths):
+        return True
+    source = obj.get("source")
+    if tool == "move" and isinstance(source, str) and source and source.rstrip("/") == obj.get("destination"):
         return True
     if any(has_lone_surrogate(text) for text in strings_in(obj)):
         return True
@@ -380,7 +423,7 @@ def test_schema_and_validator_agree(tool: str, data: st.DataObject) -> None:
     ("path", "violation"),
     [("", "/file_path: must not be empty"), ("dir/", "/file_path: must name a file, but it ends with '/'")],
 )
-@pytest.mark.parametrize("tool", sorted(TOOLS))
+@pytest.mark.parametrize("tool", ["edit", "multi_edit", "read", "write"])
 def test_schema_and_validator_agree_on_paths_the_schema_can_describe(tool: str, path: str, violation: str) -> None:
     """Deterministic cases of the property above: the validator refuses an empty path and one ending in '/',
     and JSON Schema can say both (``minLength: 1``, ``pattern: "[^/]$"``), so the published schema must too."""

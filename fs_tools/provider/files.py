@@ -829,6 +829,10 @@ class FileProvider:
         """The file as it is now, which must still be the expected version."""
         if expected is None:
             raise vanished(display)
+        return self._snapshot_at(target, expected, display)
+
+    def _snapshot_at(self, target: Resolved, expected: str, display: str) -> Snapshot:
+        """A fresh snapshot of the file, which must be at ``expected`` (else vanished or stale)."""
         now = self._snapshot(target, display)
         if now is None:
             raise vanished(display)
@@ -1069,12 +1073,7 @@ class FileProvider:
             and (not strict or _stat_vouches(basis))
         ):
             return basis
-        now = self._snapshot(target, display)
-        if now is None:
-            raise vanished(display)
-        if now.version != expected:
-            raise self._stale(display, expected, now)
-        return now
+        return self._snapshot_at(target, expected, display)
 
     def _stale(self, display: str, observed_version: str, now: Snapshot) -> StaleVersion:
         """The condition "changed since observed", with the changed lines when the old bytes are cached."""

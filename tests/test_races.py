@@ -486,3 +486,57 @@ def test_exchange_swaps_a_directory_and_a_symlink(tmp_path: Path, can_exchange: 
     with pytest.raises(OSError) as info:
         exchange(tmp_path / "missing", tmp_path / "l")
     assert info.value.errno == errno.ENOENT
+
+
+# --- (e) a move's destination directory, or a delete's, swapped for a symlink to outside mid-operation --------
+
+RACE_E_CODES = {
+    "FS_SANDBOX_DENIED",
+    "FS_IO_ERROR",
+    "FS_STALE_VERSION",
+    "FS_NOT_FOUND",
+    "FS_NOT_DIRECTORY",
+    "FS_NOT_OBSERVED",  # its read was refused (the link was in place), so the session never saw the file
+}
+
+
+@pytest.mark.parametrize("helper", HELPERS)
+@pytest.mark.parametrize("tool", ["move", "delete"])
+def test_a_directory_swapped_for_a_symlink_to_outside_while_moving_or_deleting_in_it(
+    tool: str, helper: str, root: Path, workspace: Workspace, tmp_path: Path, can_exchange: None
+) -> None:
+    outside = tmp_path / "outside"
+    for i in range(WRITES):
+        (outside / f"f_{i}.txt").write_text(f"{SECRET} {i}\n")  # what d/f_i.txt reaches through the link
+    before = tree(outside)
+    real = root / "d"
+    real.mkdir()
+    for i in range(WRITES):
+        (real / f"f_{i}.txt").write_text(f"in-root {i}\n")
+        (root / f"src_{i}.txt").write_text(f"moved {i}\n")
+    swap = root / "d.swap"
+    os.symlink("../outside", swap)
+    session = workspace.session("race-e")
+    done: list[int] = []
+    with racing(helper, Swap(real, swap), tmp_path / "stop") as flips:
+        for i in range(WRITES):
+            if tool == "move":
+                check(session.call("read", {"file_path": f"src_{i}.txt"}), RACE_E_CODES)
+                result = session.call("move", {"source": f"src_{i}.txt", "destination": f"d/moved_{i}.txt"})
+            else:
+                check(session.call("read", {"file_path": f"d/f_{i}.txt"}), RACE_E_CODES)
+                result = session.call("delete", {"file_path": f"d/f_{i}.txt"})
+            if not check(result, RACE_E_CODES).is_error:
+                done.append(i)
+    assert flips[0] > 0
+    assert tree(outside) == before, "something outside the root was created, changed or removed"
+    if real.is_symlink():
+        exchange(real, swap)
+    if tool == "move":
+        landed = sorted(int(n[6:-4]) for n in os.listdir(real) if n.startswith("moved_"))
+        assert landed == done, "every successful move, and only those, put its file in the real directory"
+        assert all(not (root / f"src_{i}.txt").exists() for i in done)
+    else:
+        assert all(not (real / f"f_{i}.txt").exists() for i in done)
+        assert all((real / f"f_{i}.txt").read_text() == f"in-root {i}\n" for i in range(WRITES) if i not in done)
+    assert not list(root.rglob("*.fs-tools.tmp"))

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def tool_definition(tool: Tool[Any]) -> dict[str, Any]:
     """``{"name", "description", "inputSchema", "annotations"}``; read-only tools carry ``readOnlyHint``,
-    the others ``destructiveHint``."""
+    the others ``destructiveHint`` — but for one that only adds (``create_directory``: idempotent)."""
     schema = tool.schema()
     return {
         "name": schema["name"],
@@ -27,8 +27,8 @@ def tool_definition(tool: Tool[Any]) -> dict[str, Any]:
         "inputSchema": schema["input_schema"],
         "annotations": {
             "readOnlyHint": tool.read_only,
-            "destructiveHint": not tool.read_only,
-            "idempotentHint": tool.read_only,
+            "destructiveHint": not (tool.read_only or tool.additive),
+            "idempotentHint": tool.read_only or tool.additive,
             "openWorldHint": False,
         },
     }

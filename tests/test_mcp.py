@@ -45,7 +45,8 @@ async def _check_tool_list(tools: list[Any], root: Path) -> None:
         assert tool.description == expected[tool.name]["description"]
         read_only = tool.name in {"read", "list", "glob", "grep", "read_many", "stat"}
         assert tool.annotations.read_only_hint is read_only
-        assert tool.annotations.destructive_hint is (not read_only)
+        assert tool.annotations.destructive_hint is (not read_only and tool.name != "create_directory")
+        assert tool.annotations.idempotent_hint is (read_only or tool.name == "create_directory")
 
 
 async def _scenario(call: Call, root: Path) -> None:

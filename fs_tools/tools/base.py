@@ -83,6 +83,7 @@ class Tool(Generic[A]):
     preconditions: str  # for the reference: what must hold for the call to succeed
     example: Example
     present: Presenter | None = None  # None: the generic ``name(key=value, ...)`` rendering
+    additive: bool = False  # it only adds, and again is the same (create_directory): not destructive, idempotent
 
     def schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": published_schema(self.arguments)}

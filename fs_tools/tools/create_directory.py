@@ -53,4 +53,5 @@ CREATE_DIRECTORY = Tool(
     preconditions="The workspace is not read-only and the path is not protected.",
     example=Example({"path": "docs/guides"}),
     present=present_create_directory,
+    additive=True,
 )

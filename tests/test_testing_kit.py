@@ -378,8 +378,9 @@ def test_every_fixture_has_a_docstring(pytester: pytest.Pytester) -> None:
 
 
 def test_pydantic_ais_test_model_on_the_full_toolset_ends_in_edits_retries(session: Session) -> None:
-    """What docs/testing.md explains: TestModel calls ``edit`` with ``old_string == new_string``
-    (INVALID_ARGS, so ModelRetry) and answers the retry with the same call until the budget is gone."""
+    """What docs/testing.md explains: TestModel calls ``edit`` with ``old_string == new_string``, ``move``
+    with ``destination == source`` (INVALID_ARGS, so ModelRetry) and answers the retry with the same call
+    until the budget is gone."""
     pytest.importorskip("pydantic_ai")
     from pydantic_ai import Agent
     from pydantic_ai.exceptions import UnexpectedModelBehavior
@@ -387,8 +388,8 @@ def test_pydantic_ais_test_model_on_the_full_toolset_ends_in_edits_retries(sessi
 
     from fs_tools.adapters.pydantic_ai import toolset
 
-    # which edit tool spends the budget first depends on the framework's version (multi_edit in 2.60)
-    with pytest.raises(UnexpectedModelBehavior, match=r"Tool '(multi_)?edit' exceeded max retries count of 1"):
+    # which tool spends the budget first depends on the framework's version (multi_edit or move in 2.60)
+    with pytest.raises(UnexpectedModelBehavior, match=r"Tool '(multi_edit|edit|move)' exceeded max retries count of 1"):
         Agent(TestModel(), toolsets=[toolset(session)]).run_sync("Look around")
 
 

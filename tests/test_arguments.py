@@ -641,7 +641,7 @@ EXPECTED_PROPERTIES = {
         ["file_path", "old_string", "new_string", "replace_all", "dry_run"],
         ["file_path", "old_string", "new_string"],
     ),
-    "multi_edit": (["file_path", "edits"], ["file_path", "edits"]),
+    "multi_edit": (["file_path", "edits", "dry_run"], ["file_path", "edits"]),
     "list": (["path", "depth", "include_hidden"], []),
     "glob": (["pattern", "path"], ["pattern"]),
     "grep": (["pattern", "path", "glob", "case_insensitive", "include_ignored"], ["pattern"]),

@@ -653,3 +653,12 @@ def test_an_overwriting_move_keeps_another_programs_save_of_the_destination(
     else:  # no kernel swap here: the documented plain rename (decisions.md) is what ran
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available on this filesystem")
     assert temps(root) == []
+
+
+def test_multi_edit_has_a_dry_run_too(root: Path, s: Session) -> None:
+    (root / "a.txt").write_text("one\ntwo\n")
+    read(s, "a.txt")
+    edits = [{"old_string": "one", "new_string": "1"}, {"old_string": "two", "new_string": "2"}]
+    trial = ok(s.call("multi_edit", {"file_path": "a.txt", "edits": edits, "dry_run": True}))
+    assert trial.value is not None and "-one\n-two\n+1\n+2\n" in trial.value["diff"]
+    assert (root / "a.txt").read_text() == "one\ntwo\n"

@@ -26,6 +26,7 @@ _OLD_DOC = (
 )
 _NEW_DOC = "The replacement text, inserted literally (no regex or $ expansion)."
 _ALL_DOC = "Replace every occurrence instead of requiring a unique one. Default false."
+_DRY_DOC = "Check the edit and return the unified diff it would make, changing nothing. Default false."
 MAX_EDITS = 100  # per multi_edit call
 
 
@@ -45,9 +46,7 @@ class EditArgs(ToolArgs):
     old_string: Text = Field(min_length=1, description=_OLD_DOC)
     new_string: Text = Field(description=_NEW_DOC)
     replace_all: bool = Field(False, description=_ALL_DOC)
-    dry_run: bool = Field(
-        False, description="Check the edit and return the unified diff it would make, changing nothing. Default false."
-    )
+    dry_run: bool = Field(False, description=_DRY_DOC)
 
     @classmethod
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
@@ -71,6 +70,7 @@ class MultiEditArgs(ToolArgs):
         description=f"Edits applied in order, each to the result of the previous; all or nothing. At most {MAX_EDITS}.",
         json_schema_extra={"maxItems": MAX_EDITS},
     )
+    dry_run: bool = Field(False, description=_DRY_DOC)
 
     @classmethod
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
@@ -250,7 +250,8 @@ def run_edit(ctx: ToolContext, args: EditArgs) -> ToolOutput:
 
 
 def run_multi_edit(ctx: ToolContext, args: MultiEditArgs) -> ToolOutput:
-    return _run(ctx, args.file_path, args.edits, [f"/edits/{i}" for i in range(len(args.edits))])
+    pointers = [f"/edits/{i}" for i in range(len(args.edits))]
+    return _run(ctx, args.file_path, args.edits, pointers, dry_run=args.dry_run)
 
 
 def present_edit(args: Mapping[str, Any]) -> str | None:
@@ -267,7 +268,8 @@ def present_multi_edit(args: Mapping[str, Any]) -> str | None:
     path, edits = text_of(args, "file_path"), args.get("edits")
     if path is None or not isinstance(edits, list) or not all(isinstance(edit, Mapping) for edit in edits):
         return None
-    return f"multi_edit {short(path)}: {len(edits)} edit(s)"
+    trial = ", dry run" if args.get("dry_run") is True else ""
+    return f"multi_edit {short(path)}: {len(edits)} edit(s){trial}"
 
 
 _EDIT_PRECONDITIONS = (

@@ -274,6 +274,7 @@ class Workspace:
                 cancel=cancel,
                 search_seconds=self.search_seconds,
                 reads=self._reads,
+                explain=self._explain,
             )
             output = tool.run(context, args)
             try:
@@ -286,11 +287,19 @@ class Workspace:
                 ) from exc
             return ToolResult.success(output.text, value)
         except HarnessError as exc:
-            # a remedy names a tool on offer as the model calls it ("use fs_list")
-            offered = {name.removeprefix(self.prefix): name for name in self.tools}
-            return ToolResult.failure(remediate(exc, offered))
+            return ToolResult.failure(remediate(exc, self._offered))
         except Exception as exc:
             return ToolResult.failure(internal(exc, tool_name))
+
+    @property
+    def _offered(self) -> dict[str, str]:
+        """The tools on offer, by their own names, to the names the model calls (a remedy names one as
+        the model sees it: "use fs_list")."""
+        return {name.removeprefix(self.prefix): name for name in self.tools}
+
+    def _explain(self, exc: HarnessError) -> str:
+        """The message the model would get for ``exc`` as a call's result: for an error a tool shows inline."""
+        return remediate(exc, self._offered).message
 
     def _tool(self, name: object) -> Tool[Any]:
         if isinstance(name, str):

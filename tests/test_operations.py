@@ -385,6 +385,7 @@ def test_read_many_reads_each_file_and_reports_failures_inline(root: Path, s: Se
     result = ok(s.call("read_many", {"file_paths": ["a.txt", "missing.txt", "bin", "d"], "limit": 2}))
     assert "==> a.txt <==\n     1\tone\n     2\ttwo" in result.text and "continue with offset=3" in result.text
     assert "==> missing.txt <==\nERROR FS_NOT_FOUND" in result.text
+    assert "'d' is a directory, not a regular file — use list to see its entries" in result.text  # its remedy
     assert result.value is not None
     files = result.value["files"]
     assert [f["code"] for f in files] == [None, "FS_NOT_FOUND", "FS_NOT_TEXT", "FS_NOT_REGULAR_FILE"]

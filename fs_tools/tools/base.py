@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from fs_tools.arguments import ToolArgs, ToolOutputModel, published_schema
-from fs_tools.errors import Aborted
+from fs_tools.errors import Aborted, HarnessError
 from fs_tools.provider import CancelToken, Provider
 from policy import ObservationStore, ProtectedPaths
 
@@ -45,6 +45,7 @@ class ToolContext:
     cancel: CancelToken | None = None
     search_seconds: float = 10.0
     reads: ReadWindows | None = None  # the session's last read windows, for brief re-reads (None: off)
+    explain: Callable[[HarnessError], str] | None = None  # the boundary's words for an error shown inline
 
     def changed(self, key: str) -> None:
         """The session changed ``key``: its next read shows the whole text again."""

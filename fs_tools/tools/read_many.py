@@ -51,8 +51,9 @@ def run_read_many(ctx: ToolContext, args: ReadManyArgs) -> ToolOutput:
         except Aborted:
             raise  # the call is cancelled, not one file
         except FsError as exc:  # this file's problem, not the call's
-            files.append({"path": path, "read": None, "code": exc.code, "message": exc.message})
-            sections.append(f"==> {path_label(path)} <==\nERROR {exc.code}: {exc.message}")
+            message = ctx.explain(exc) if ctx.explain is not None else exc.message  # with its remedy
+            files.append({"path": path, "read": None, "code": exc.code, "message": message})
+            sections.append(f"==> {path_label(path)} <==\nERROR {exc.code}: {message}")
             continue
         files.append({"path": path, "read": done.value, "code": None, "message": None})
         text = done.text

@@ -540,3 +540,41 @@ def test_a_directory_swapped_for_a_symlink_to_outside_while_moving_or_deleting_i
         assert all(not (real / f"f_{i}.txt").exists() for i in done)
         assert all((real / f"f_{i}.txt").read_text() == f"in-root {i}\n" for i in range(WRITES) if i not in done)
     assert not list(root.rglob("*.fs-tools.tmp"))
+
+
+# --- (f) the directory a search, listing or survey walks swapped for a symlink to outside ---------------------
+
+RACE_F_CODES = {"FS_SANDBOX_DENIED", "FS_IO_ERROR", "FS_NOT_FOUND", "FS_NOT_DIRECTORY", "FS_NOT_REGULAR_FILE"}
+SURVEYS = {
+    "list": {"path": "d", "depth": 3},
+    "glob": {"pattern": "**/*.txt", "path": "d"},
+    "grep": {"pattern": "TOP|in-root", "path": "d"},
+    "stat": {"path": "d/f.txt"},
+    "read_many": {"file_paths": ["d/f.txt", "d/sub/g.txt"]},
+}
+
+
+@pytest.mark.parametrize("helper", HELPERS)
+@pytest.mark.parametrize("tool", sorted(SURVEYS))
+def test_a_directory_swapped_for_a_symlink_to_outside_while_it_is_surveyed(
+    tool: str, helper: str, root: Path, workspace: Workspace, tmp_path: Path, can_exchange: None
+) -> None:
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True, exist_ok=True)
+    (outside / "f.txt").write_text(f"{SECRET} f\n")
+    (outside / "sub" / "g.txt").write_text(f"{SECRET} g\n")
+    before = tree(outside)
+    real = root / "d"
+    (real / "sub").mkdir(parents=True)
+    (real / "f.txt").write_text("in-root f\n")
+    (real / "sub" / "g.txt").write_text("in-root g\n")
+    swap = root / "d.swap"
+    os.symlink("../outside", swap)
+    session = workspace.session("race-f")
+    with racing(helper, Swap(real, swap), tmp_path / "stop") as flips:
+        for _ in range(WRITES // 2):
+            result = check(session.call(tool, SURVEYS[tool]), RACE_F_CODES)
+            if tool == "read_many" and result.value is not None:
+                assert all(f["code"] in (None, *RACE_F_CODES) for f in result.value["files"]), result.text
+    assert flips[0] > 0
+    assert tree(outside) == before

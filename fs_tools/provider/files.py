@@ -551,8 +551,7 @@ class FileProvider:
                         gate.check_inside(src_state, dataclasses.replace(self._state(dst, dst.display), kind=DIRECTORY))
                     if src_state.kind == DIRECTORY and gate.checks_inside:
                         self._check_inside(src, dst, gate)
-                    self._move(src, dst, src_state.kind, expected_src, expected_dst, overwrite, cancel)
-                    gate.moved(src.key, dst.key, src_state.kind)
+                    self._move(src, dst, src_state.kind, expected_src, expected_dst, overwrite, gate, cancel)
             except BaseException:
                 dst.remove_created_directories()
                 raise
@@ -634,9 +633,11 @@ class FileProvider:
         expected_src: str | None,
         expected_dst: str | None,
         overwrite: bool,
+        gate: MoveGate,
         cancel: CancelToken | None,
     ) -> None:
-        """Under both files' locks and both directories' locks: check both ends, then rename."""
+        """Under both files' locks and both directories' locks: check both ends, then rename; the gate
+        learns of the move before the files' locks are released."""
         assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
         with contextlib.ExitStack() as locks:
             for key in sorted({src.key, dst.key}):
@@ -674,6 +675,7 @@ class FileProvider:
                     )
             if across:
                 self._move_across(src, dst, kind, verified, expected_dst, replaced, cancel)
+            gate.moved(src.key, dst.key, kind)
 
     def _rename(self, src: Resolved, dst: Resolved, kind: str, replaced: Snapshot | None) -> None:
         """Rename ``src`` to ``dst``: without replacing anything, or — over the verified ``replaced`` —

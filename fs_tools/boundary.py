@@ -159,6 +159,8 @@ def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mappin
 
 
 def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    if details.get("reason") == "destination":  # a move's: the destination is the new path itself
+        return f"{exc.message} — give the full new path as destination (e.g. 'dir/name'), or choose another"
     if details.get("kind") == "directory" and "list" in tools:
         return f"{exc.message} — use {tools['list']} to see its entries"
     return exc.message
@@ -203,6 +205,10 @@ def _io(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str])
         return f"{exc.message} — retry the call"
     if details.get("reason") == "unstable":
         return f"{exc.message} — something keeps writing to it; wait until it settles, then read it again"
+    if details.get("reason") == "same":
+        return f"{exc.message} — nothing to move; give a destination that is another path"
+    if details.get("reason") == "into_itself":
+        return f"{exc.message} — choose a destination outside it"
     return exc.message
 
 

@@ -592,7 +592,8 @@ class FileProvider:
             if current is not None and not stat.S_ISREG(current.st_mode):
                 kind = describe_kind(current.st_mode)
                 raise NotRegularFile(
-                    f"{display!r} is {kind}; a move never replaces one", details={"kind": kind_of(current.st_mode)}
+                    f"{display!r} is {kind}; a move never replaces one",
+                    details={"kind": kind_of(current.st_mode), "reason": "destination"},
                 )
             expected = gate.expect_destination(self._state(dst, display))
             if current is None and dst.dir_fd is None:

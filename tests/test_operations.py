@@ -666,3 +666,31 @@ def test_multi_edit_has_a_dry_run_too(root: Path, s: Session) -> None:
     trial = ok(s.call("multi_edit", {"file_path": "a.txt", "edits": edits, "dry_run": True}))
     assert trial.value is not None and "-one\n-two\n+1\n+2\n" in trial.value["diff"]
     assert (root / "a.txt").read_text() == "one\ntwo\n"
+
+
+def test_a_store_failing_after_a_move_or_delete_says_what_was_done_and_keeps_no_record(root: Path) -> None:
+    from fs_tools.errors import StoreUnavailable
+    from policy import MemoryStore, Observation
+
+    class Failing(MemoryStore):
+        fail = False
+
+        def put(self, session: str, key: str, observation: Observation) -> None:
+            if self.fail:
+                raise StoreUnavailable("the store is gone")
+            super().put(session, key, observation)
+
+    store = Failing()
+    (root / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    with Workspace(root, store=store) as ws:
+        s = ws.session("s")
+        read(s, "a.txt")
+        read(s, "b.txt")
+        store.fail = True
+        moved = s.call("move", {"source": "a.txt", "destination": "c.txt"})
+        assert code(moved) == "STORE_UNAVAILABLE" and moved.text.startswith("the move is done, but")
+        deleted = s.call("delete", {"file_path": "b.txt"})
+        assert code(deleted) == "STORE_UNAVAILABLE" and deleted.text.startswith("'b.txt' was deleted, but")
+        assert store.observed("s") == {}  # fail closed: nothing the session holds vouches for those files
+    assert (root / "c.txt").read_text() == "a\n" and not (root / "a.txt").exists() and not (root / "b.txt").exists()

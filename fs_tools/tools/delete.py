@@ -11,7 +11,7 @@ from fs_tools.arguments import EntryPath, ToolArgs, ToolOutputModel
 from fs_tools.errors import path_label
 from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import check_configuration, observed_version, record_observation, refuse_if_vanished
+from fs_tools.tools.mutation import check_configuration, observed_version, record_observations, refuse_if_vanished
 from fs_tools.tools.presenting import short, text_of
 from policy import ABSENT, Intent
 
@@ -24,8 +24,10 @@ class RemovalGate:
 
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
+        self.display = ""
 
     def expect(self, file: FileState) -> str | None:
+        self.display = file.display
         check_configuration(self.ctx, file)
         refuse_if_vanished(self.ctx, file)
         if file.kind != FILE:
@@ -33,8 +35,7 @@ class RemovalGate:
         return observed_version(self.ctx, Intent.DELETE, file)
 
     def removed(self, key: str) -> None:
-        self.ctx.changed(key)
-        record_observation(self.ctx, key, ABSENT, "deleted")
+        record_observations(self.ctx, {key: ABSENT}, f"{self.display!r} was deleted")
 
 
 class DeleteArgs(ToolArgs):

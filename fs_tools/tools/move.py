@@ -3,19 +3,18 @@ has not seen."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
 
 from fs_tools.arguments import EntryPath, FilePath, ToolArgs, ToolOutputModel, Violation
-from fs_tools.errors import StoreUnavailable, path_label
+from fs_tools.errors import path_label
 from fs_tools.provider import DIRECTORY, FILE, FileState
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import check_configuration, observed_version, refuse_if_vanished
+from fs_tools.tools.mutation import check_configuration, observed_version, record_observations, refuse_if_vanished
 from fs_tools.tools.presenting import short, text_of
-from policy import ABSENT, Intent, Present
+from policy import ABSENT, Intent, Observation, Present
 
 
 class MovingGate:
@@ -51,26 +50,23 @@ class MovingGate:
 
     def moved(self, source_key: str, destination_key: str, kind: str) -> None:
         store, session = self.ctx.store, self.ctx.session
-        self.ctx.changed(source_key)
-        self.ctx.changed(destination_key)
-        try:
+
+        def followed() -> dict[str, Observation]:
+            """The session's observations after the move: each follows its file, the old paths absent."""
+            changes: dict[str, Observation] = {}
             if kind == DIRECTORY:
                 below = source_key + "/"
                 for key, observation in store.observed(session).items():
                     if key.startswith(below):
-                        store.put(session, destination_key + key[len(source_key) :], observation)
-                        store.put(session, key, ABSENT)
+                        changes[destination_key + key[len(source_key) :]] = observation
+                        changes[key] = ABSENT
             elif kind == FILE and self.version is not None:
-                store.put(session, destination_key, Present(self.version))
-                store.put(session, source_key, ABSENT)
-        except StoreUnavailable as exc:
-            with contextlib.suppress(StoreUnavailable):
-                store.forget(session, source_key)
-                store.forget(session, destination_key)
-            raise StoreUnavailable(
-                f"the move is done, but this session's record of it could not be saved ({exc.message}); read "
-                "the moved files before changing them"
-            ) from exc
+                changes[source_key] = ABSENT
+                changes[destination_key] = Present(self.version)
+            # a symlink: what the session saw through it is its target's, which did not move
+            return changes
+
+        record_observations(self.ctx, followed, "the move is done")
 
 
 class MoveArgs(ToolArgs):

@@ -4,7 +4,7 @@ gate, asked by the provider at the right moments, and the session's ledger updat
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from fs_tools.errors import FsError, NotFound, NotObserved, SandboxDenied, StaleVersion, StoreUnavailable
@@ -43,17 +43,7 @@ class SessionGate:
         return self.expected
 
     def record(self, key: str, after: Snapshot) -> None:
-        ctx = self.ctx
-        ctx.changed(key)
-        try:
-            ctx.store.put(ctx.session, key, Present(after.version))
-        except StoreUnavailable as exc:  # the file is written: say so, and that the session must re-read it
-            with contextlib.suppress(StoreUnavailable):
-                ctx.store.forget(ctx.session, key)  # fail closed: no stale record authorises a change
-            raise StoreUnavailable(
-                f"{self.display!r} was written, but this session's record of it could not be saved ({exc.message}); "
-                "read it before changing it again"
-            ) from exc
+        record_observations(self.ctx, {key: Present(after.version)}, f"{self.display!r} was written")
 
     def refusal(self, exc: StaleVersion) -> FsError | None:
         """A create that found the file there: for a session that never saw it, the file is unread."""
@@ -92,14 +82,26 @@ def observed_version(ctx: ToolContext, intent: Intent, file: FileState) -> str:
     return decision.expect.version
 
 
-def record_observation(ctx: ToolContext, key: str, observation: Observation, done: str) -> None:
+def record_observations(
+    ctx: ToolContext, observations: Mapping[str, Observation] | Callable[[], Mapping[str, Observation]], done: str
+) -> None:
+    """Record what the session's own change did to each file. The change is made: if the store fails, the
+    session's records of those files are dropped (fail closed: no stale record authorises a change) and
+    the error says what was done and that the session must read the files again."""
+    keys: list[str] = list(observations) if not callable(observations) else []
     try:
-        ctx.store.put(ctx.session, key, observation)
+        changes = observations() if callable(observations) else observations
+        keys = list(changes)
+        for key, observation in changes.items():
+            ctx.changed(key)
+            ctx.store.put(ctx.session, key, observation)
     except StoreUnavailable as exc:
         with contextlib.suppress(StoreUnavailable):
-            ctx.store.forget(ctx.session, key)
+            for key in keys:
+                ctx.store.forget(ctx.session, key)
         raise StoreUnavailable(
-            f"the file was {done}, but this session's record of it could not be saved ({exc.message})"
+            f"{done}, but this session's record of it could not be saved ({exc.message}); read it before "
+            "changing it again"
         ) from exc
 
 

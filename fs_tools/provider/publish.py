@@ -48,13 +48,8 @@ _NATIVE = _load_native()
 
 def rename_no_replace(dir_fd: int, source: str, target: str) -> None:
     """Rename ``source`` to ``target`` inside ``dir_fd``; ``FileExistsError`` if ``target`` exists."""
-    if _NATIVE is not None:
-        func, flag, _ = _NATIVE
-        if func(dir_fd, os.fsencode(source), dir_fd, os.fsencode(target), flag) == 0:
-            return
-        err = ctypes.get_errno()
-        if err not in _UNSUPPORTED:
-            raise OSError(err, os.strerror(err))
+    if _native_rename(dir_fd, source, dir_fd, target, swap=False):
+        return
     os.link(source, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     # The link is the publication: the file is there. Failing to drop the temp name must not turn that
     # into a reported failure; a leftover name is an orphan the next writer sweeps.
@@ -68,7 +63,12 @@ def exchange(dir_fd: int, first: str, second: str) -> bool:
     """Swap the files named ``first`` and ``second`` inside ``dir_fd`` atomically; False where the
     kernel or the filesystem cannot (nothing is changed then), ``OSError`` for any other failure
     (``FileNotFoundError`` when either name is missing)."""
-    return _native_rename(dir_fd, first, second, swap=True)
+    return _native_rename(dir_fd, first, dir_fd, second, swap=True)
+
+
+def exchange_between(first_dir: int, first: str, second_dir: int, second: str) -> bool:
+    """``exchange`` of ``first`` in ``first_dir`` and ``second`` in ``second_dir`` (one filesystem)."""
+    return _native_rename(first_dir, first, second_dir, second, swap=True)
 
 
 def can_stage() -> bool:
@@ -80,20 +80,7 @@ def can_stage() -> bool:
 def rename_directory_no_replace(dir_fd: int, source: str, target: str) -> bool:
     """Rename the directory ``source`` to ``target`` inside ``dir_fd`` unless ``target`` exists
     (``FileExistsError``); False where the kernel or the filesystem cannot (nothing is changed)."""
-    return _native_rename(dir_fd, source, target, swap=False)
-
-
-def _native_rename(dir_fd: int, source: str, target: str, *, swap: bool) -> bool:
-    """``renameat2`` / ``renameatx_np`` with the swap or the no-replace flag; False where unsupported."""
-    if _NATIVE is None:
-        return False
-    func, no_replace, exchange_flag = _NATIVE
-    if func(dir_fd, os.fsencode(source), dir_fd, os.fsencode(target), exchange_flag if swap else no_replace) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in _UNSUPPORTED:
-        return False
-    raise OSError(err, os.strerror(err))
+    return _native_rename(dir_fd, source, dir_fd, target, swap=False)
 
 
 def move_no_replace(source_dir: int, source: str, target_dir: int, target: str, *, directory: bool) -> None:
@@ -101,13 +88,8 @@ def move_no_replace(source_dir: int, source: str, target_dir: int, target: str, 
     ``target`` exists (``FileExistsError``). Where the kernel cannot refuse atomically, a file is hard
     linked and then unlinked; a directory is renamed after a last look (the caller holds the target
     directory's lock, which every fs-tools writer respects)."""
-    if _NATIVE is not None:
-        func, flag, _ = _NATIVE
-        if func(source_dir, os.fsencode(source), target_dir, os.fsencode(target), flag) == 0:
-            return
-        err = ctypes.get_errno()
-        if err not in _UNSUPPORTED:
-            raise OSError(err, os.strerror(err))
+    if _native_rename(source_dir, source, target_dir, target, swap=False):
+        return
     if directory:
         try:
             os.stat(target, dir_fd=target_dir, follow_symlinks=False)
@@ -119,13 +101,13 @@ def move_no_replace(source_dir: int, source: str, target_dir: int, target: str, 
     os.unlink(source, dir_fd=source_dir)
 
 
-def exchange_between(first_dir: int, first: str, second_dir: int, second: str) -> bool:
-    """Swap ``first`` in ``first_dir`` and ``second`` in ``second_dir`` atomically (one filesystem);
-    False where the kernel or the filesystem cannot (nothing is changed then)."""
+def _native_rename(first_dir: int, first: str, second_dir: int, second: str, *, swap: bool) -> bool:
+    """``renameat2`` / ``renameatx_np`` with the swap or the no-replace flag; False where unsupported
+    (nothing is changed then), ``OSError`` for any other failure."""
     if _NATIVE is None:
         return False
-    func, _, exchange_flag = _NATIVE
-    if func(first_dir, os.fsencode(first), second_dir, os.fsencode(second), exchange_flag) == 0:
+    func, no_replace, exchange_flag = _NATIVE
+    if func(first_dir, os.fsencode(first), second_dir, os.fsencode(second), exchange_flag if swap else no_replace) == 0:
         return True
     err = ctypes.get_errno()
     if err in _UNSUPPORTED:

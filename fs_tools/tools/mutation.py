@@ -45,7 +45,7 @@ class SessionGate:
     def record(self, key: str, after: Snapshot) -> None:
         record_observations(self.ctx, {key: Present(after.version)}, f"{self.display!r} was written")
 
-    def refusal(self, exc: StaleVersion) -> FsError | None:
+    def refusal(self) -> FsError | None:
         """A create that found the file there: for a session that never saw it, the file is unread."""
         if not self._unseen:
             return None
@@ -61,7 +61,7 @@ def commit_gated(ctx: ToolContext, path: str, intent: Intent, content: bytes | P
     try:
         after = ctx.provider.commit(path, gate, content, cancel=ctx.cancel)
     except StaleVersion as exc:
-        refusal = gate.refusal(exc)
+        refusal = gate.refusal()
         if refusal is None:
             raise
         raise refusal from exc

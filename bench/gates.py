@@ -45,11 +45,11 @@ def policy_off() -> Iterator[None]:
     def decide(intent: Intent, observation: Observation | None) -> Allow:
         return Allow(expect=_ANY)
 
-    def current(self: FileProvider, target: Any, expected: str | None, label: str) -> Any:
-        return self._snapshot(target, label)  # an edit still needs the file's content
+    def current(self: FileProvider, target: Any, expected: str | None) -> Any:
+        return self._snapshot(target)  # an edit still needs the file's content
 
     def check_expected(
-        self: FileProvider, target: Any, current: Any, expected: Any, display: str, basis: Any, strict: bool = False
+        self: FileProvider, target: Any, current: Any, expected: Any, basis: Any, strict: bool = False
     ) -> Any:
         return basis
 

@@ -359,9 +359,11 @@ def _keep_contents_in_store(workspace: Workspace) -> None:
     """Let the provider find contents an earlier ``call`` read, so a stale error says which lines changed,
     as a server's does (whose provider remembers them in memory)."""
     from fs_tools.observation_store import SqliteContents
+    from fs_tools.provider import FileProvider
 
     contents = getattr(workspace.store, "contents", None)
-    if isinstance(contents, SqliteContents):  # until Workspace hands its store's cache to the provider itself
+    # until Workspace hands its store's cache to the provider itself
+    if isinstance(contents, SqliteContents) and isinstance(workspace.provider, FileProvider):
         workspace.provider.keep_contents_in(contents)
 
 

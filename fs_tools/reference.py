@@ -278,7 +278,7 @@ def _internal(s: Scratch) -> ToolResult:
 @_simulated("the operating system refuses to open the file (EACCES)")
 def _permission(s: Scratch) -> ToolResult:
     refused = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-    with mock.patch("fs_tools.provider.files.open_regular_with_stat", side_effect=refused):
+    with mock.patch("fs_tools.provider.Primitives.open_regular_with_stat", side_effect=refused):
         return s.session.call("read", {"file_path": "notes.txt"})
 
 

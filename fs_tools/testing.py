@@ -328,8 +328,9 @@ FAKE_ROOT = Path("/workspace")
 
 @pytest.fixture
 def fst_fake_root(request: pytest.FixtureRequest) -> Iterator[Path]:
-    """``/workspace`` on pyfakefs's in-memory filesystem, with the provider on its portable primitives
-    (no ``/proc`` reopen, no ``renameat2`` through ``ctypes``: pyfakefs emulates neither)."""
+    """``/workspace`` on pyfakefs's in-memory filesystem. A workspace built on it by hand needs a provider
+    on the portable primitives (``Workspace(FileProvider(root, primitives=Primitives.portable()))``):
+    pyfakefs emulates neither the ``/proc`` reopen nor ``renameat2`` through ``ctypes``."""
     try:
         import pyfakefs  # noqa: F401
     except ImportError:  # pragma: no cover - the test extra installs it
@@ -338,12 +339,10 @@ def fst_fake_root(request: pytest.FixtureRequest) -> Iterator[Path]:
     fake.pause()  # import on the real filesystem: an editable install's importer reads the real disk
     try:
         import fs_tools.workspace  # noqa: F401
-        from fs_tools.provider.primitives import portable_primitives
     finally:
         fake.resume()
     fake.create_dir(FAKE_ROOT)
-    with portable_primitives():
-        yield FAKE_ROOT
+    yield FAKE_ROOT
 
 
 @pytest.fixture
@@ -352,7 +351,22 @@ def fst_fake_workspace(
 ) -> Iterator[Workspace]:
     """A ``Workspace`` on ``fst_fake_root`` (in memory), with the same options as ``fst_workspace``;
     closed after the test."""
-    yield from _workspace_on(fst_fake_root, _options_for(request, fst_workspace_options))
+    from fs_tools.provider import FileProvider, Primitives
+    from fs_tools.workspace import Workspace
+
+    options = _options_for(request, fst_workspace_options)
+    limits = {name: options.pop(name) for name in _PROVIDER_OPTIONS if name in options}
+    provider = FileProvider([fst_fake_root], primitives=Primitives.portable(), **limits)
+    try:
+        workspace = Workspace(provider, **options)
+    except BaseException:
+        provider.close()
+        raise
+    with workspace:
+        yield workspace
+
+
+_PROVIDER_OPTIONS = ("max_file_bytes", "max_read_bytes", "lock_timeout")  # a provider's own limits
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -27,7 +27,7 @@ from fs_tools.errors import (
     UnknownTool,
 )
 from fs_tools.observation_store import SqliteStore
-from fs_tools.provider import DEFAULT_LOCK_SECONDS, CancelToken, FileProvider
+from fs_tools.provider import DEFAULT_LOCK_SECONDS, CancelToken, FileProvider, Provider
 from fs_tools.result import ToolResult
 from fs_tools.tools import ALL_TOOLS, ReadMemory, Tool, ToolContext
 from policy import MemoryStore, ObservationStore, ProtectedPaths
@@ -107,13 +107,18 @@ class Workspace:
     ``brief_rereads`` (on by default) answers a re-read of the same lines of a file the session already
     read at the same version with a short note instead of the same text again.
 
+    ``roots`` may also be a provider (``FileProvider(roots, primitives=Primitives.portable())``, or any
+    implementation of the ``Provider`` protocol): the workspace serves through it and closes it when it
+    closes (if the constructor raises, the provider is still the caller's to close); its limits
+    (``max_file_bytes``, ``max_read_bytes``, ``lock_timeout``) are then the provider's.
+
     A read-only workspace lists no mutating tool; a call to one is still answered by its read-only gate
     (``FS_SANDBOX_DENIED``), while a tool left out of ``tools`` is ``UNKNOWN_TOOL``.
     """
 
     def __init__(
         self,
-        roots: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        roots: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Provider,
         *,
         read_only: bool = False,
         protected: Iterable[str] = (),
@@ -127,7 +132,16 @@ class Workspace:
         prefix: str = "",
         brief_rereads: bool = True,
     ) -> None:
-        root_list = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
+        given: Provider | None = roots if isinstance(roots, Provider) else None
+        if given is not None and (max_file_bytes, max_read_bytes, lock_timeout) != (
+            DEFAULT_MAX_FILE_BYTES,
+            None,
+            DEFAULT_LOCK_SECONDS,
+        ):
+            raise ValueError(
+                "Workspace(provider, ...): max_file_bytes, max_read_bytes and lock_timeout are the provider's; "
+                "set them where the provider is made"
+            )
         self._in_flight = _InFlight()
         self._closing = threading.Lock()
         self._torn_down = False
@@ -158,12 +172,15 @@ class Workspace:
         else:
             self.store = store
         try:
-            self.provider = FileProvider(
-                root_list,
-                max_file_bytes=max_file_bytes,
-                max_read_bytes=max_read_bytes,
-                lock_timeout=lock_timeout,
-            )
+            if given is not None:
+                self.provider: Provider = given
+            else:
+                self.provider = FileProvider(
+                    [roots] if isinstance(roots, str | os.PathLike) else list(cast(Sequence[str], roots)),
+                    max_file_bytes=max_file_bytes,
+                    max_read_bytes=max_read_bytes,
+                    lock_timeout=lock_timeout,
+                )
         except BaseException:
             if opened is not None:
                 opened.close()
@@ -175,7 +192,8 @@ class Workspace:
 
                 self.watcher = Watcher(self.provider, self.store)
         except BaseException:
-            self.provider.close()
+            if given is None:  # a provider the caller gave stays the caller's until the workspace exists
+                self.provider.close()
             if opened is not None:
                 opened.close()
             raise

@@ -36,14 +36,14 @@ import pytest
 from test_writes import cause_errnos, mutate
 
 from fs_tools import Session, Workspace
-from fs_tools.provider import publish, tempfiles
+from fs_tools.provider import FileProvider, Primitives, tempfiles
 from fs_tools.result import ToolResult
 
 STAGING_GLOB = ".*.fs-tools.dir"
 TEMP_GLOB = "*.fs-tools.tmp"
 FILES_OS = "fs_tools.provider.files.os"  # the os module as the provider's commit sees it
 TEMPFILES_OS = "fs_tools.provider.tempfiles.os"  # ... and as temp creation sees it
-PUBLISH = "fs_tools.provider.publish"
+PRIMITIVES = "fs_tools.provider.primitives"
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux-only fault")
@@ -248,11 +248,11 @@ def _pause_in_child(point: str, notify: int) -> None:
         stop()  # published, the replaced file not yet removed, the directory lock still held
         return swapped
 
-    real_exchange = publish.exchange
+    real_exchange = Primitives.exchange
     hooks: dict[str, Callable[..., Any]] = {"write": write, "fsync": fsync, "rename": rename}
     patch.setattr(os, point, hooks[point])
     if point == "rename":
-        patch.setattr(publish, "exchange", exchange)
+        patch.setattr(Primitives, "exchange", exchange)
 
 
 def _writer_child(root: Path, notify: int, gen: int, pause: str | None) -> None:  # pragma: no cover - child
@@ -670,7 +670,7 @@ def test_exdev_or_ebusy_on_rename_is_io_error(
         raise OSError(err, os.strerror(err))
 
     monkeypatch.setattr(f"{FILES_OS}.rename", rename)
-    monkeypatch.setattr(f"{PUBLISH}.exchange", rename)  # the swap that publishes a replace where it can
+    monkeypatch.setattr(Primitives, "exchange", rename)  # the swap that publishes a replace where it can
     result = mutate(session, tool, "f.txt", "old line", "new line")
     monkeypatch.undo()
 
@@ -699,12 +699,11 @@ def test_exdev_or_ebusy_publishing_a_new_file_is_io_error(
         calls.append("link")
         raise OSError(err, os.strerror(err))
 
-    if route == "renameat2":
-        monkeypatch.setattr(f"{PUBLISH}._NATIVE", (native, 1, 2))
-    else:
-        monkeypatch.setattr(f"{PUBLISH}._NATIVE", None)
-        monkeypatch.setattr(f"{PUBLISH}.os.link", link)
-    result = session.call("write", {"file_path": "d/new.txt", "content": "fresh\n"})
+    primitives = Primitives(Primitives.native().reopen_through_proc, (native, 1, 2) if route == "renameat2" else None)
+    if route != "renameat2":
+        monkeypatch.setattr(f"{PRIMITIVES}.os.link", link)
+    with Workspace(FileProvider([root], primitives=primitives)) as ws:
+        result = ws.session("s").call("write", {"file_path": "d/new.txt", "content": "fresh\n"})
     monkeypatch.undo()
 
     assert calls, "the no-replace publication was never attempted"
@@ -772,15 +771,15 @@ def test_a_create_published_by_link_is_not_reported_failed_when_removing_the_tem
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         real_unlink(path, *args, **kwargs)
 
-    monkeypatch.setattr(f"{PUBLISH}._NATIVE", None)
-    monkeypatch.setattr(f"{PUBLISH}.os.unlink", unlink)
-    result = session.call("write", {"file_path": "new.txt", "content": "fresh\n"})
-    monkeypatch.undo()
-
-    assert failed, "the fallback publication never removed the temp name"
-    assert (root / "new.txt").read_bytes() == b"fresh\n"
-    assert not result.is_error, f"the file was created, but the result says {code_of(result)}: {result.text}"
-    edit = session.call("edit", {"file_path": "new.txt", "old_string": "fresh", "new_string": "edited"})
+    monkeypatch.setattr(f"{PRIMITIVES}.os.unlink", unlink)
+    with Workspace(FileProvider([root], primitives=Primitives.portable())) as portable:
+        session = portable.session("s")
+        result = session.call("write", {"file_path": "new.txt", "content": "fresh\n"})
+        monkeypatch.undo()
+        assert failed, "the fallback publication never removed the temp name"
+        assert (root / "new.txt").read_bytes() == b"fresh\n"
+        assert not result.is_error, f"the file was created, but the result says {code_of(result)}: {result.text}"
+        edit = session.call("edit", {"file_path": "new.txt", "old_string": "fresh", "new_string": "edited"})
     assert not edit.is_error, edit.text
     with Workspace(root) as ws:  # any leftover name is swept by the next writer into the directory
         assert not ws.session("t").call("write", {"file_path": "other.txt", "content": "x"}).is_error
@@ -818,36 +817,36 @@ def _interrupting(point: str, directory: Path, fired: list[str], monkeypatch: py
 
         monkeypatch.setattr(f"{FILES_OS}.fsync", fsync)
     else:
-        real_rename, real_publish = os.rename, publish.rename_no_replace
+        real_rename, real_publish = os.rename, Primitives.rename_no_replace
 
         def rename(*args: Any, **kwargs: Any) -> None:
             real_rename(*args, **kwargs)
             fired.append("rename")
             raise KeyboardInterrupt
 
-        def rename_no_replace(dir_fd: int, source: str, target: str) -> None:
-            real_publish(dir_fd, source, target)
+        def rename_no_replace(prims: Primitives, dir_fd: int, source: str, target: str) -> None:
+            real_publish(prims, dir_fd, source, target)
             if ".fs-tools.dir" in os.readlink(f"/proc/self/fd/{dir_fd}"):
                 return  # into staged parent directories: not published until they are
             fired.append("rename_no_replace")
             raise KeyboardInterrupt
 
-        def rename_directory_no_replace(dir_fd: int, source: str, target: str) -> bool:
-            done = real_publish_directory(dir_fd, source, target)
+        def rename_directory_no_replace(prims: Primitives, dir_fd: int, source: str, target: str) -> bool:
+            done = real_publish_directory(prims, dir_fd, source, target)
             fired.append("rename_directory_no_replace")
             assert done
             raise KeyboardInterrupt
 
-        def exchange(dir_fd: int, first: str, second: str) -> bool:
-            real_exchange(dir_fd, first, second)
+        def exchange(prims: Primitives, dir_fd: int, first: str, second: str) -> bool:
+            real_exchange(prims, dir_fd, first, second)
             fired.append("exchange")
             raise KeyboardInterrupt
 
-        real_exchange, real_publish_directory = publish.exchange, publish.rename_directory_no_replace
-        monkeypatch.setattr(f"{PUBLISH}.rename_directory_no_replace", rename_directory_no_replace)
+        real_exchange, real_publish_directory = Primitives.exchange, Primitives.rename_directory_no_replace
+        monkeypatch.setattr(Primitives, "rename_directory_no_replace", rename_directory_no_replace)
         monkeypatch.setattr(f"{FILES_OS}.rename", rename)
-        monkeypatch.setattr(f"{PUBLISH}.rename_no_replace", rename_no_replace)
-        monkeypatch.setattr(f"{PUBLISH}.exchange", exchange)
+        monkeypatch.setattr(Primitives, "rename_no_replace", rename_no_replace)
+        monkeypatch.setattr(Primitives, "exchange", exchange)
 
 
 @pytest.mark.parametrize("point", ["write", "fsync", "after-publication"])

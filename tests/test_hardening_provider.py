@@ -728,25 +728,25 @@ def test_another_writers_sweep_never_takes_the_file_a_swap_displaced(
 ) -> None:
     """Right after the swap the replaced file sits, unlocked, under our temp name: a second workspace
     writing into the directory then must not sweep it (it waits for the directory lock instead)."""
-    from fs_tools.provider import publish
+    from fs_tools.provider import Primitives
 
     target = root / "f.txt"
     target.write_text("one\n")
     if not _can_swap(root):
         pytest.skip("no atomic swap of names on this filesystem")
-    real_exchange = publish.exchange
+    real_exchange = Primitives.exchange
     other: list[Any] = []
 
     with Workspace(root) as ws, Workspace(root, lock_timeout=0.1) as second:
-        def exchange(dir_fd: int, first: str, name: str) -> bool:
-            swapped = real_exchange(dir_fd, first, name)
+        def exchange(prims: Primitives, dir_fd: int, first: str, name: str) -> bool:
+            swapped = real_exchange(prims, dir_fd, first, name)
             if not other:
                 other.append(second.session("t").call("write", {"file_path": "sibling.txt", "content": "x\n"}))
             return swapped
 
         session = ws.session("s")
         read_ok(session, "f.txt")
-        monkeypatch.setattr(publish, "exchange", exchange)
+        monkeypatch.setattr(Primitives, "exchange", exchange)
         result = session.call("write", {"file_path": "f.txt", "content": "mine\n"})
         monkeypatch.undo()
     assert_ok(result)
@@ -781,19 +781,19 @@ def test_an_interrupt_while_the_displaced_file_is_checked_keeps_the_editors_save
 def test_a_symlink_that_appears_while_a_create_is_staged_cannot_lead_past_the_protected_rules(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fs_tools.provider import publish
+    from fs_tools.provider import Primitives
 
-    if not publish.can_stage():
+    if not Primitives.native().can_stage():
         pytest.skip("parent directories are not staged here")
     (root / "secret").mkdir()
-    real = publish.rename_directory_no_replace
+    real = Primitives.rename_directory_no_replace
 
-    def rename(dir_fd: int, source: str, target: str) -> bool:
+    def rename(prims: Primitives, dir_fd: int, source: str, target: str) -> bool:
         if not (root / "new").exists():
             os.symlink("secret", root / "new")  # appears just before the staging is published
-        return real(dir_fd, source, target)
+        return real(prims, dir_fd, source, target)
 
-    monkeypatch.setattr(publish, "rename_directory_no_replace", rename)
+    monkeypatch.setattr(Primitives, "rename_directory_no_replace", rename)
     with Workspace(root, protected=["secret/**"]) as ws:
         result = ws.session("s").call("write", {"file_path": "new/f.txt", "content": "planted\n"})
     monkeypatch.undo()

@@ -35,10 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("fs_tools.cli", "fs_tools.__main__"),
 ]
 # Imports of the provider's inner modules from outside it, each with why it is allowed.
-PROVIDER_INSIDERS = {
-    # the pytest kit's in-memory backend switches the provider to its portable primitives
-    ("fs_tools.testing", "fs_tools.provider.primitives"),
-}
+PROVIDER_INSIDERS: set[tuple[str, str]] = set()
 
 
 def _module_name(path: Path) -> str:

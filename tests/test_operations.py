@@ -633,13 +633,13 @@ def test_an_overwriting_move_keeps_another_programs_save_of_the_destination(
     """Another program (which takes no lock) saves the destination by rename in the instant between the
     move's check and its rename: the swap shows the displaced file is not the version checked, so it is
     put back and the move is stale — never a silent overwrite of that save."""
-    from fs_tools.provider import publish
+    from fs_tools.provider import Primitives
 
     (root / "src.txt").write_text("SRC\n")
     (root / "dst.txt").write_text("DST v1\n")
     read(s, "src.txt")
     read(s, "dst.txt")
-    real = publish.exchange_between
+    real = Primitives.exchange_between
     saves = ["DST v2, saved by another program\n"]
 
     def saved_just_before(*args: Any) -> bool:
@@ -648,7 +648,7 @@ def test_an_overwriting_move_keeps_another_programs_save_of_the_destination(
             os.replace(root / "incoming", root / "dst.txt")
         return real(*args)
 
-    monkeypatch.setattr(publish, "exchange_between", saved_just_before)
+    monkeypatch.setattr(Primitives, "exchange_between", saved_just_before)
     refused = s.call("move", {"source": "src.txt", "destination": "dst.txt", "overwrite": True})
     if refused.is_error:
         assert code(refused) == "FS_STALE_VERSION"

@@ -402,7 +402,7 @@ def test_the_docs_examples_run_through_the_installed_entry_point(tmp_path: Path)
     """Every Python block of docs/testing.md is a test file; all of its tests pass (the Pydantic AI one
     when Pydantic AI is installed)."""
     blocks = [block.split("```", 1)[0] for block in DOCS.read_text(encoding="utf-8").split("```python\n")[1:]]
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     if importlib.util.find_spec("pydantic_ai") is None:  # an optional framework: its example needs it
         blocks = [block for block in blocks if "from pydantic_ai" not in block]
     for number, block in enumerate(blocks):

@@ -298,7 +298,7 @@ def test_a_failed_replace_leaves_the_original_intact(
 
     monkeypatch.setattr(f"{PROVIDER_OS}.{syscall}", failing(syscall, err, calls))
     if syscall == "rename":  # where the kernel can, a replace is published by swapping the two names
-        monkeypatch.setattr("fs_tools.provider.publish.exchange", failing(syscall, err, calls))
+        monkeypatch.setattr("fs_tools.provider.Primitives.exchange", failing(syscall, err, calls))
     result = mutate(session, tool, "f.txt", "old line", "new line")
     monkeypatch.undo()
 

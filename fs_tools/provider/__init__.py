@@ -16,6 +16,7 @@ from fs_tools.provider.face import (
     Walk,
 )
 from fs_tools.provider.files import DEFAULT_LOCK_SECONDS, FileProvider, VersionCache
+from fs_tools.provider.primitives import Primitives
 from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "FileProvider",
     "FileState",
     "Gate",
+    "Primitives",
     "Provider",
     "ProviderListener",
     "ReadChild",

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from fs_tools.errors import FsError
 from fs_tools.provider.walk import Entry
@@ -166,6 +166,7 @@ class ProviderListener(Protocol):
         ...
 
 
+@runtime_checkable
 class Provider(Protocol):
     """Confined, versioned access to the files under a workspace's roots."""
 

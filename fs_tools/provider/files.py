@@ -37,7 +37,6 @@ from fs_tools.errors import (
     TooLarge,
     path_label,
 )
-from fs_tools.provider import publish
 from fs_tools.provider.content import changed_lines, version_of
 from fs_tools.provider.face import (
     CancelToken,
@@ -56,13 +55,13 @@ from fs_tools.provider.face import (
     Walk,
 )
 from fs_tools.provider.oserrors import os_errors
+from fs_tools.provider.primitives import Primitives, require_plain_file
 from fs_tools.provider.resolve import DIR_FLAGS, Resolved, Resolver, describe_kind, require_regular
 from fs_tools.provider.tempfiles import Sweeper, create_temp, is_reserved_name, remove_orphans, temp_name
 from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry, kind_of, start_directory, walk
 
 log = logging.getLogger("fs_tools.provider")
 
-READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 _READ_ATTEMPTS = 3
 _CHUNK = 1 << 20
 DEFAULT_LOCK_SECONDS = 5.0
@@ -204,6 +203,7 @@ class FileProvider:
         max_file_bytes: int = 16 << 20,
         max_read_bytes: int | None = None,
         lock_timeout: float = DEFAULT_LOCK_SECONDS,
+        primitives: Primitives | None = None,
     ) -> None:
         if max_read_bytes is None:  # by default at least 1 GiB, and never below the whole-file limit
             max_read_bytes = max(DEFAULT_MAX_READ_BYTES, max_file_bytes)
@@ -215,7 +215,8 @@ class FileProvider:
             )
         if not lock_timeout > 0:
             raise ValueError(f"lock_timeout must be a positive number of seconds, got {lock_timeout!r}")
-        self._resolver = Resolver(roots)
+        self._primitives = primitives = Primitives.native() if primitives is None else primitives
+        self._resolver = Resolver(roots, can_stage=primitives.can_stage())
         self.max_file_bytes = max_file_bytes
         self.max_read_bytes = max_read_bytes
         self.lock_timeout = lock_timeout
@@ -264,7 +265,7 @@ class FileProvider:
         display = path_label(path)
         with os_errors(display), self._resolve(path) as target:
             with self._locks.hold(target.key, cancel=cancel, display=display):
-                found = self._scan(target, display, new_sink, unsettled_ok=True)
+                found = self._scan(target, new_sink, unsettled_ok=True)
                 if record is not None:
                     record(target.key, found[1] if found is not None else None)
             if record is not None:
@@ -278,7 +279,7 @@ class FileProvider:
         display = path_label(path)
         with os_errors(display), self._resolve(path) as target, self._locks.hold(target.key, display=display):
             value = while_locked()
-            found = self._scan(target, display, _Discard)
+            found = self._scan(target, _Discard)
             return value, (found[1].version if found is not None else None)
 
     def commit(
@@ -298,21 +299,21 @@ class FileProvider:
         display = path_label(path)
         with os_errors(display), contextlib.ExitStack() as stack:
             target = stack.enter_context(self._resolve(path))
-            expected = gate.expect(self._state(target, display))
+            expected = gate.expect(self._state(target))
             if isinstance(content, bytes):
                 self._check_content_size(len(content), display)  # refused before the disk is touched
             if expected is None and not target.parent_exists:
                 _check_cancel(cancel, f"writing {display!r}")
                 target = stack.enter_context(self._resolve(path, create_parents=True))
-                expected = gate.expect(self._state(target, display))
+                expected = gate.expect(self._state(target))
             try:
                 with self._locks.hold(target.key, cancel=cancel, display=display):
                     before = None
                     if not isinstance(content, bytes):
-                        before = self._current(target, expected, display)
+                        before = self._current(target, expected)
                     data = content if isinstance(content, bytes) else content(before)  # type: ignore[arg-type]
                     _check_cancel(cancel, f"writing {display!r}")
-                    after = self._commit(target, data, expected=expected, display=display, basis=before, cancel=cancel)
+                    after = self._commit(target, data, expected=expected, basis=before, cancel=cancel)
                     gate.record(target.key, after)
                     return after
             except BaseException:
@@ -338,18 +339,22 @@ class FileProvider:
         with contextlib.ExitStack() as stack:
             with os_errors(display):  # the caller's body, run at the yield, is not the provider's
                 target = stack.enter_context(self._resolve(path))
-                found = self._walk_start(target, display, files_too)
+                found = self._walk_start(target, files_too)
                 if isinstance(found, Entry):
                     start: Walk = Walk(target.parts[:-1], iter(()), found)
                 else:
                     stack.callback(os.close, found)
                     if enter is not None:
-                        _enter_ancestors(target, enter)
-                    start = Walk(target.parts, _walk(found, descend, enter=enter, sizes=sizes, start=target.parts))
+                        _enter_ancestors(self._primitives, target, enter)
+                    start = Walk(
+                        target.parts,
+                        _walk(self._primitives, found, descend, enter=enter, sizes=sizes, start=target.parts),
+                    )
             yield start
 
-    def _walk_start(self, target: Resolved, display: str, files_too: bool) -> int | Entry:
+    def _walk_start(self, target: Resolved, files_too: bool) -> int | Entry:
         """A new descriptor of the directory ``target`` names, or (``files_too``) the regular file it is."""
+        display = target.display
         current = target.leaf_stat()
         if current is None:
             raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
@@ -368,7 +373,7 @@ class FileProvider:
         """The bytes of a regular file met on a walk, and its size; (None, size) when it is over
         ``limit`` bytes, (None, -1) when it vanished, changed kind or cannot be read since the walk saw
         it. Valid only while the walk is at that entry."""
-        return read_child(entry.parent_fd, entry.name, limit)
+        return read_child(self._primitives, entry.parent_fd, entry.name, limit)
 
     def remember(self, version: str, data: bytes) -> None:
         """Keep a version's bytes a while, so a later stale error can say which lines changed."""
@@ -401,8 +406,13 @@ class FileProvider:
             current = target.leaf_stat()
             if current is None:
                 raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
-            return Status(target.key, kind_of(current.st_mode), current.st_size, stat.S_IMODE(current.st_mode),
-                          current.st_mtime_ns)
+            return Status(
+                target.key,
+                kind_of(current.st_mode),
+                current.st_size,
+                stat.S_IMODE(current.st_mode),
+                current.st_mtime_ns,
+            )
 
     def make_directory(self, path: str, gate: Callable[[FileState], None]) -> bool:
         """Make the directory ``path`` and its missing parents; False when it already is one (an existing
@@ -412,12 +422,12 @@ class FileProvider:
         bare = _without_trailing_slashes(path)
         with os_errors(display), contextlib.ExitStack() as stack:
             target = stack.enter_context(self._resolve(bare))
-            gate(dataclasses.replace(self._state(target, display), kind=DIRECTORY))  # judged as the directory
+            gate(dataclasses.replace(self._state(target), kind=DIRECTORY))  # judged as the directory
             if target.name is None:  # the root, or a path that names an existing directory through '..'
                 return False
             if target.dir_fd is None:
                 target = stack.enter_context(self._resolver.resolve(bare, create_parents=True, stage=False))
-                gate(dataclasses.replace(self._state(target, display), kind=DIRECTORY))
+                gate(dataclasses.replace(self._state(target), kind=DIRECTORY))
             assert target.dir_fd is not None and target.name is not None
             try:
                 os.mkdir(target.name, 0o777, dir_fd=target.dir_fd)
@@ -432,7 +442,7 @@ class FileProvider:
             except BaseException:
                 target.remove_created_directories()
                 raise
-            _sync_created_directories(target, display)
+            _sync_created_directories(target)
             _sync_directory(target.dir_fd, display)
             return True
 
@@ -442,7 +452,7 @@ class FileProvider:
         the number of its entries). Returns the kind removed. The root itself is never removed."""
         display = path_label(path)
         with os_errors(display), self._resolve_entry(path) as target:
-            state = self._state(target, display)
+            state = self._state(target)
             if not target.parts or self._is_root(target.key, state.kind == DIRECTORY):
                 root = f"{display!r} is a workspace root (or holds one), which is never deleted"
                 raise SandboxDenied(root, details={"reason": "root"})
@@ -450,19 +460,18 @@ class FileProvider:
                 gate.expect(state)  # a file the session saw, gone since, is stale; else not found
                 raise NotFound(f"{display!r} does not exist", details={"reason": "missing", "intent": "delete"})
             if state.kind == OTHER:
-                _refuse_special(target, display, "deleted")
+                _refuse_special(target, "deleted")
             expected = gate.expect(state)
             with self._locks.hold(target.key, cancel=cancel, display=display):
                 _check_cancel(cancel, f"deleting {display!r}")
                 with _directory_lock(target.dir_fd, self.lock_timeout, cancel, display):
-                    kind = self._remove_locked(target, state.kind, expected, display, cancel)
+                    kind = self._remove_locked(target, state.kind, expected, cancel)
                 gate.removed(target.key)
             _sync_directory(target.dir_fd, display)
             return kind
 
-    def _remove_locked(
-        self, target: Resolved, kind: str, expected: str | None, display: str, cancel: CancelToken | None
-    ) -> str:
+    def _remove_locked(self, target: Resolved, kind: str, expected: str | None, cancel: CancelToken | None) -> str:
+        display = target.display
         dir_fd, name = target.dir_fd, target.name
         assert dir_fd is not None and name is not None
         now = target.leaf_stat()
@@ -498,15 +507,15 @@ class FileProvider:
         """Unlink ``name``, proving that what goes is the verified version: the file is first renamed to
         a reserved temp name (held and locked, so no sweeper takes it), checked there, then unlinked. A
         file another program saved in between is put back under its name and this is FS_STALE_VERSION."""
-        holder = _hold(dir_fd, name)
+        holder = _hold(self._primitives, dir_fd, name)
         try:
             temp = temp_name()
-            publish.rename_no_replace(dir_fd, name, temp)
+            self._primitives.rename_no_replace(dir_fd, name, temp)
             if self._is_version(dir_fd, temp, verified):
                 os.unlink(temp, dir_fd=dir_fd)
                 return
             try:
-                publish.rename_no_replace(dir_fd, temp, name)
+                self._primitives.rename_no_replace(dir_fd, temp, name)
             except FileExistsError:  # a newer save took the name meanwhile: the one set aside is superseded
                 with contextlib.suppress(OSError):
                     os.unlink(temp, dir_fd=dir_fd)
@@ -533,7 +542,7 @@ class FileProvider:
         with contextlib.ExitStack() as stack:
             with os_errors(shown):
                 src = stack.enter_context(self._resolve_entry(source))
-                src_state = self._move_source(src, source, shown, gate)
+                src_state = self._move_source(src, source, gate)
                 expected_src = gate.expect_source(src_state)
             dst, expected_dst = self._move_destination(stack, destination, gate, cancel)
             try:
@@ -548,7 +557,7 @@ class FileProvider:
                     )
                 with os_errors(shown):
                     if src_state.kind == DIRECTORY:  # the destination is judged as the directory it becomes
-                        gate.check_inside(src_state, dataclasses.replace(self._state(dst, dst.display), kind=DIRECTORY))
+                        gate.check_inside(src_state, dataclasses.replace(self._state(dst), kind=DIRECTORY))
                     if src_state.kind == DIRECTORY and gate.checks_inside:
                         self._check_inside(src, dst, gate)
                     self._move(src, dst, src_state.kind, expected_src, expected_dst, overwrite, gate, cancel)
@@ -558,12 +567,13 @@ class FileProvider:
             for fd in dict.fromkeys((src.dir_fd, dst.dir_fd)):
                 assert fd is not None
                 _sync_directory(fd, shown)
-            _sync_created_directories(dst, dst.display)
+            _sync_created_directories(dst)
             return src_state.kind
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _move_source(self, src: Resolved, source: str, display: str, gate: MoveGate) -> FileState:
-        state = self._state(src, display)
+    def _move_source(self, src: Resolved, source: str, gate: MoveGate) -> FileState:
+        display = src.display
+        state = self._state(src)
         if not src.parts or self._is_root(src.key, state.kind == DIRECTORY):
             raise SandboxDenied(
                 f"{display!r} is a workspace root (or holds one), which is never moved", details={"reason": "root"}
@@ -575,7 +585,7 @@ class FileProvider:
             with self._resolve(source):  # a link that leads outside every root is refused (SandboxDenied)
                 pass
         elif state.kind == OTHER:
-            _refuse_special(src, display, "moved")
+            _refuse_special(src, "moved")
         return state
 
     def _move_destination(
@@ -595,14 +605,14 @@ class FileProvider:
                     f"{display!r} is {kind}; a move never replaces one",
                     details={"kind": kind_of(current.st_mode), "reason": "destination"},
                 )
-            expected = gate.expect_destination(self._state(dst, display))
+            expected = gate.expect_destination(self._state(dst))
             if current is None and dst.dir_fd is None:
                 _check_cancel(cancel, f"moving to {display!r}")
                 dst = stack.enter_context(
                     self._resolver.resolve(destination, create_parents=True, stage=False, follow_leaf=False)
                 )
                 dst.display = display
-                expected = gate.expect_destination(self._state(dst, display))
+                expected = gate.expect_destination(self._state(dst))
             return dst, expected
 
     def _check_inside(self, src: Resolved, dst: Resolved, gate: MoveGate) -> None:
@@ -647,7 +657,7 @@ class FileProvider:
             verified: Snapshot | None = None
             with self._directories_locked(src.dir_fd, dst.dir_fd, cancel, src.display):
                 # Held from the check to the rename: its inode number cannot be reused meanwhile.
-                held = _hold(src.dir_fd, src.name) if kind == FILE else None
+                held = _hold(self._primitives, src.dir_fd, src.name) if kind == FILE else None
                 if held is not None:
                     locks.callback(os.close, held)
                 now = src.leaf_stat()
@@ -668,7 +678,8 @@ class FileProvider:
                         raise
                     across = True
                 if not across and held is not None and not _names(dst.dir_fd, dst.name, os.fstat(held)):
-                    _move_back(src, dst)  # a program that takes no lock saved the source just before the rename
+                    # a program that takes no lock saved the source just before the rename
+                    _move_back(self._primitives, src, dst)
                     raise StaleVersion(
                         f"{src.display!r} was replaced by another program just as it was being moved; it is left "
                         "where it was",
@@ -684,15 +695,15 @@ class FileProvider:
         another program's save of the destination is kept, and the move is FS_STALE_VERSION)."""
         assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
         if replaced is None:
-            _rename_no_replace(src, dst, kind)
+            _rename_no_replace(self._primitives, src, dst, kind)
             return
-        if not publish.exchange_between(src.dir_fd, src.name, dst.dir_fd, dst.name):
+        if not self._primitives.exchange_between(src.dir_fd, src.name, dst.dir_fd, dst.name):
             os.rename(src.name, dst.name, src_dir_fd=src.dir_fd, dst_dir_fd=dst.dir_fd)
             return
         if self._is_version(src.dir_fd, src.name, replaced):
             os.unlink(src.name, dir_fd=src.dir_fd)  # the replaced file, displaced to the source's name
             return
-        publish.exchange_between(src.dir_fd, src.name, dst.dir_fd, dst.name)
+        self._primitives.exchange_between(src.dir_fd, src.name, dst.dir_fd, dst.name)
         raise StaleVersion(
             f"{dst.display!r} was replaced by another program just as the move was being made; both are kept",
             details={"found": "modified"},
@@ -702,10 +713,10 @@ class FileProvider:
         """The file, proven to be at ``expected`` (under its locks). A file over the whole-file limit is
         hashed without being kept (a move or delete needs its version, not its bytes)."""
         if now.st_size <= self.max_file_bytes:
-            verified = self._check_expected(target, now, expected, target.display, None, strict=True)
+            verified = self._check_expected(target, now, expected, None, strict=True)
             assert verified is not None
             return verified
-        found = self._scan(target, target.display, _Discard)
+        found = self._scan(target, _Discard)
         if found is None:
             raise vanished(target.display)
         scan = found[1]
@@ -753,9 +764,7 @@ class FileProvider:
         assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
         st = verified.stat
         keep = (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
-        written = self._publish(
-            dst, verified.data, keep, expected=expected_dst, basis=None, display=dst.display, cancel=cancel
-        )
+        written = self._publish(dst, verified.data, keep, expected=expected_dst, basis=None, cancel=cancel)
         try:
             with _directory_lock(src.dir_fd, self.lock_timeout, cancel, src.display):
                 self._unlink_verified(src.dir_fd, src.name, verified, src.display)
@@ -778,7 +787,7 @@ class FileProvider:
             return
         mode = (stat.S_IMODE(replaced.stat.st_mode), replaced.stat.st_uid, replaced.stat.st_gid)
         try:
-            self._publish(dst, replaced.data, mode, expected=copied, basis=None, display=dst.display, cancel=None)
+            self._publish(dst, replaced.data, mode, expected=copied, basis=None, cancel=None)
         except (OSError, FsError) as exc:
             log.error("a failed move could not restore %r: %s", dst.display, exc)
 
@@ -816,7 +825,8 @@ class FileProvider:
         """Whether ``key`` is a root, or (a directory) holds one: never moved or deleted."""
         return any(real == key or (directory and real.startswith(key + "/")) for real in self.real_root_paths)
 
-    def _state(self, target: Resolved, display: str) -> FileState:
+    def _state(self, target: Resolved) -> FileState:
+        display = target.display
         current = target.leaf_stat()
         unreadable: FsError | None = None
         if current is not None:
@@ -828,15 +838,17 @@ class FileProvider:
         kind = kind_of(current.st_mode) if current is not None else ""
         return FileState(target.key, display, self.relative_paths(target.key), current is not None, unreadable, kind)
 
-    def _current(self, target: Resolved, expected: str | None, display: str) -> Snapshot:
+    def _current(self, target: Resolved, expected: str | None) -> Snapshot:
         """The file as it is now, which must still be the expected version."""
+        display = target.display
         if expected is None:
             raise vanished(display)
-        return self._snapshot_at(target, expected, display)
+        return self._snapshot_at(target, expected)
 
-    def _snapshot_at(self, target: Resolved, expected: str, display: str) -> Snapshot:
+    def _snapshot_at(self, target: Resolved, expected: str) -> Snapshot:
         """A fresh snapshot of the file, which must be at ``expected`` (else vanished or stale)."""
-        now = self._snapshot(target, display)
+        display = target.display
+        now = self._snapshot(target)
         if now is None:
             raise vanished(display)
         if now.version != expected:
@@ -845,10 +857,11 @@ class FileProvider:
 
     # --- reading ------------------------------------------------------------------------------------
 
-    def _snapshot(self, target: Resolved, display: str) -> Snapshot | None:
+    def _snapshot(self, target: Resolved) -> Snapshot | None:
         """The file's current bytes and version, or None when it does not exist (``FS_TOO_LARGE`` over
         the limit, checked before reading)."""
-        found = self._scan(target, display, lambda: _Collector(self, display), bounded=True)
+        display = target.display
+        found = self._scan(target, lambda: _Collector(self, display), bounded=True)
         if found is None:
             return None
         collector, scan = found
@@ -859,7 +872,6 @@ class FileProvider:
     def _scan(
         self,
         target: Resolved,
-        display: str,
         new_sink: Callable[[], S],
         *,
         bounded: bool = False,
@@ -871,12 +883,13 @@ class FileProvider:
         refuses a file over the size limit before reading it. ``unsettled_ok`` returns the last attempt
         of a file that never held still, marked ``settled=False``: its bytes may be torn, so its version
         must not be recorded."""
+        display = target.display
         for listener in self._listeners:
             listener.operation_started(target.key)
         last: tuple[S, Scan] | None = None
         for _ in range(_READ_ATTEMPTS):
             sink = new_sink()
-            scan = self._scan_once(target, display, sink, bounded)
+            scan = self._scan_once(target, sink, bounded)
             if scan is None:
                 return None
             if scan is False:
@@ -891,7 +904,8 @@ class FileProvider:
             details={"reason": "unstable"},
         )
 
-    def _scan_once(self, target: Resolved, display: str, sink: Sink, bounded: bool) -> Scan | Literal[False] | None:
+    def _scan_once(self, target: Resolved, sink: Sink, bounded: bool) -> Scan | Literal[False] | None:
+        display = target.display
         if target.dir_fd is None:
             return None
         if target.name is None:
@@ -902,7 +916,7 @@ class FileProvider:
         # inode then opened: no separate lstat and no identity re-check. Elsewhere an lstat comes first,
         # so a FIFO or device is refused before any open, and the opened file must be the one seen.
         before = None
-        if not (_O_PATH and _PROC_FD):
+        if not self._primitives.reopen_through_proc:
             before = target.leaf_stat()
             if before is None:
                 return None
@@ -910,7 +924,7 @@ class FileProvider:
             if bounded:
                 self._check_size(before.st_size, display)
         try:
-            fd, opened = open_regular_with_stat(target.dir_fd, target.name, display)
+            fd, opened = self._primitives.open_regular_with_stat(target.dir_fd, target.name, display)
         except FileNotFoundError:
             return None
         if before is not None and (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
@@ -952,7 +966,6 @@ class FileProvider:
         data: bytes,
         *,
         expected: str | None,
-        display: str,
         basis: Snapshot | None = None,
         cancel: CancelToken | None = None,
         attempt: int = 0,
@@ -964,6 +977,7 @@ class FileProvider:
         that lock; the last check, under the directory's OS lock, trusts an unchanged stat of it only
         when the file was last changed well before the snapshot was read.
         """
+        display = target.display
         for listener in self._listeners:
             listener.operation_started(target.key)
         self._check_content_size(len(data), display)
@@ -974,34 +988,39 @@ class FileProvider:
                 raise vanished(display)
             raise NotFound(f"{display!r}: the parent directory does not exist", details={"reason": "parent"})
         current = target.leaf_stat()
-        basis = self._check_expected(target, current, expected, display, basis)
+        basis = self._check_expected(target, current, expected, basis)
         for listener in self._listeners:
             listener.version_checked(target.key)
         if cancel is not None and cancel.is_set():
             raise Aborted(f"writing {display!r} was cancelled before anything was written")
         keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
-        new_stat = self._publish(target, data, keep, expected=expected, basis=basis, display=display, cancel=cancel)
-        _sync_created_directories(target, display)
+        new_stat = self._publish(target, data, keep, expected=expected, basis=basis, cancel=cancel)
+        _sync_created_directories(target)
         if target.staged is not None and not target.staged.published:
-            return self._publish_staging(target, data, new_stat, display, cancel, attempt)
+            return self._publish_staging(target, data, new_stat, cancel, attempt)
         snap = Snapshot(data=data, version=version_of(data), stat=new_stat)
         self._cache.put(snap.version, data)
         return snap
 
     def _publish_staging(
-        self, target: Resolved, data: bytes, written: os.stat_result, display: str, cancel: CancelToken | None,
+        self,
+        target: Resolved,
+        data: bytes,
+        written: os.stat_result,
+        cancel: CancelToken | None,
         attempt: int,
     ) -> Snapshot:
         """The new file is complete inside its staged parent directories: publish the whole chain under
         its name by one no-replace rename. If a directory of that name appeared meanwhile (another
         writer creating a sibling), take the file out and commit it again into what is there now."""
+        display = target.display
         staged = target.staged
         assert staged is not None and target.dir_fd is not None and target.name is not None
         appeared = False
         try:
             with _directory_lock(staged.parent, self.lock_timeout, cancel, display):
                 self._sweeper.sweep(staged.parent)  # where killed creators leave their staging
-                done = publish.rename_directory_no_replace(staged.parent, staged.name, staged.final)
+                done = self._primitives.rename_directory_no_replace(staged.parent, staged.name, staged.final)
         except FileExistsError:
             done, appeared = False, True
         except OSError:
@@ -1033,7 +1052,7 @@ class FileProvider:
                     details={"reason": "raced"},
                 )
             try:
-                return self._commit(again, data, expected=None, display=display, cancel=cancel, attempt=attempt + 1)
+                return self._commit(again, data, expected=None, cancel=cancel, attempt=attempt + 1)
             except BaseException:
                 again.remove_created_directories()
                 raise
@@ -1051,7 +1070,6 @@ class FileProvider:
         target: Resolved,
         current: os.stat_result | None,
         expected: str | None,
-        display: str,
         basis: Snapshot | None,
         strict: bool = False,
     ) -> Snapshot | None:
@@ -1059,6 +1077,7 @@ class FileProvider:
 
         ``strict`` (the last check, under the directory lock) trusts an unchanged stat only where it
         proves unchanged bytes; the early check takes it as a hint, since the last one decides."""
+        display = target.display
         if current is not None:
             require_plain_file(current, display)
         if expected is None:
@@ -1076,7 +1095,7 @@ class FileProvider:
             and (not strict or _stat_vouches(basis))
         ):
             return basis
-        return self._snapshot_at(target, expected, display)
+        return self._snapshot_at(target, expected)
 
     def _stale(self, display: str, observed_version: str, now: Snapshot) -> StaleVersion:
         """The condition "changed since observed", with the changed lines when the old bytes are cached."""
@@ -1096,7 +1115,6 @@ class FileProvider:
         *,
         expected: str | None,
         basis: Snapshot | None,
-        display: str,
         cancel: CancelToken | None,
     ) -> os.stat_result:
         """Write a complete temp file, then — holding the directory's OS lock, which other processes and
@@ -1106,6 +1124,7 @@ class FileProvider:
         (cleared as the kernel clears them when a file's content is written); a new file is created
         with mode 0o666 and the kernel applies the process umask, which is never read or changed here.
         """
+        display = target.display
         dir_fd, name = target.dir_fd, target.name
         assert dir_fd is not None and name is not None
         temp: str | None = None
@@ -1130,12 +1149,12 @@ class FileProvider:
                     else contextlib.nullcontext()
                 )
                 with locked:
-                    verified = self._check_expected(target, target.leaf_stat(), expected, display, basis, True)
+                    verified = self._check_expected(target, target.leaf_stat(), expected, basis, True)
                     if cancel is not None and cancel.is_set():
                         raise Aborted(f"writing {display!r} was cancelled before it was published; the file is intact")
                     if expected is None:
                         try:
-                            publish.rename_no_replace(dir_fd, temp, name)
+                            self._primitives.rename_no_replace(dir_fd, temp, name)
                         except FileExistsError as exc:  # a creator won the race: never clobber it
                             raise StaleVersion(f"{display!r} already exists", details={"found": "exists"}) from exc
                         published = True
@@ -1171,7 +1190,7 @@ class FileProvider:
         """
         # The file to be replaced, held and locked across the swap: once swapped it sits under the temp
         # name until settled, and a sweeper (another writer's) must not take it for an orphan.
-        holder = _hold(dir_fd, name)
+        holder = _hold(self._primitives, dir_fd, name)
         try:
             self._swap_in(dir_fd, temp, name, verified, ours, display)
         finally:
@@ -1182,7 +1201,7 @@ class FileProvider:
         self, dir_fd: int, temp: str, name: str, verified: Snapshot, ours: os.stat_result, display: str
     ) -> None:
         try:
-            swapped = publish.exchange(dir_fd, temp, name)
+            swapped = self._primitives.exchange(dir_fd, temp, name)
         except FileNotFoundError:  # deleted since the check: a rename would bring it back
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=dir_fd)
@@ -1210,7 +1229,7 @@ class FileProvider:
             settled = self._settle_swap(dir_fd, temp, name, verified, ours, display)
         except BaseException:  # interrupted before the displaced file was proven ours to drop: keep theirs
             if _names(dir_fd, name, ours):
-                _swap_back(dir_fd, temp, name, ours)
+                _swap_back(self._primitives, dir_fd, temp, name, ours)
             raise
         if not settled:
             raise StaleVersion(
@@ -1228,7 +1247,7 @@ class FileProvider:
             except OSError as exc:  # published all the same; the leftover is an orphan for the sweeper
                 log.warning("published %r, but the replaced file could not be removed: errno %s", display, exc.errno)
             return True
-        _swap_back(dir_fd, temp, name, ours)
+        _swap_back(self._primitives, dir_fd, temp, name, ours)
         return False
 
     def _is_version(self, dir_fd: int, name: str, verified: Snapshot) -> bool:
@@ -1247,7 +1266,7 @@ class FileProvider:
                 return False
             if _stat_vouches(verified):
                 return True
-            fd, _ = open_regular_with_stat(dir_fd, name, name)
+            fd, _ = self._primitives.open_regular_with_stat(dir_fd, name, name)
             try:  # never more than the verified size and a byte: a file that grows is not that version
                 hasher = xxhash.xxh3_128()
                 left = before.st_size + 1
@@ -1271,12 +1290,14 @@ def _check_cancel(cancel: CancelToken | None, what: str) -> None:
         raise Aborted(f"{what} was cancelled before anything was written")
 
 
-def read_child(dir_fd: int, name: str, limit: int, *, truncate: bool = False) -> tuple[bytes | None, int]:
+def read_child(
+    prims: Primitives, dir_fd: int, name: str, limit: int, *, truncate: bool = False
+) -> tuple[bytes | None, int]:
     """The bytes of the regular file ``name`` in ``dir_fd`` and its size: (None, size) over ``limit``
     bytes (with ``truncate``: its first ``limit`` bytes instead), (None, -1) when it is not a regular
     file or cannot be read. Never opens a FIFO or a device; never raises."""
     try:
-        fd, st = open_regular_with_stat(dir_fd, name, name)
+        fd, st = prims.open_regular_with_stat(dir_fd, name, name)
     except (OSError, FsError):
         return None, -1
     try:
@@ -1303,19 +1324,19 @@ def _read_up_to(fd: int, expected: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _reader(dir_fd: int) -> Callable[[str, int], bytes | None]:
+def _reader(prims: Primitives, dir_fd: int) -> Callable[[str, int], bytes | None]:
     def read(name: str, limit: int) -> bytes | None:
-        return read_child(dir_fd, name, limit, truncate=True)[0]
+        return read_child(prims, dir_fd, name, limit, truncate=True)[0]
 
     return read
 
 
-def _enter_ancestors(target: Resolved, enter: Enter) -> None:
+def _enter_ancestors(prims: Primitives, target: Resolved, enter: Enter) -> None:
     """Show ``enter`` each directory from the root down to (not including) the walk's start."""
     fd = os.dup(target.root.fd)
     try:
         for depth in range(len(target.parts)):
-            enter(target.parts[:depth], _reader(fd))
+            enter(target.parts[:depth], _reader(prims, fd))
             child = os.open(target.parts[depth], DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = child
@@ -1326,9 +1347,15 @@ def _enter_ancestors(target: Resolved, enter: Enter) -> None:
 
 
 def _walk(
-    fd: int, descend: Callable[[Entry], bool], *, enter: Enter | None, sizes: bool, start: tuple[str, ...]
+    prims: Primitives,
+    fd: int,
+    descend: Callable[[Entry], bool],
+    *,
+    enter: Enter | None,
+    sizes: bool,
+    start: tuple[str, ...],
 ) -> Iterator[Entry]:
-    seen = None if enter is None else (lambda prefix, dir_fd: enter((*start, *prefix), _reader(dir_fd)))
+    seen = None if enter is None else (lambda prefix, dir_fd: enter((*start, *prefix), _reader(prims, dir_fd)))
     return walk(fd, descend, enter=seen, sizes=sizes)
 
 
@@ -1336,19 +1363,19 @@ _NOUNS = {DIRECTORY: "directory", SYMLINK: "symlink"}
 _MAX_MOVED_ENTRIES = 100_000  # entries below a moved directory checked against protected paths
 
 
-def _move_back(src: Resolved, dst: Resolved) -> None:
+def _move_back(prims: Primitives, src: Resolved, dst: Resolved) -> None:
     """Undo a rename that moved what it had not verified (never over a file that took the old name)."""
     assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
     try:
-        publish.move_no_replace(dst.dir_fd, dst.name, src.dir_fd, src.name, directory=False)
+        prims.move_no_replace(dst.dir_fd, dst.name, src.dir_fd, src.name, directory=False)
     except OSError as exc:
         log.error("a file saved during a move is left at %r (errno %s)", dst.display, exc.errno)
 
 
-def _rename_no_replace(src: Resolved, dst: Resolved, kind: str) -> None:
+def _rename_no_replace(prims: Primitives, src: Resolved, dst: Resolved, kind: str) -> None:
     assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
     try:
-        publish.move_no_replace(src.dir_fd, src.name, dst.dir_fd, dst.name, directory=kind == DIRECTORY)
+        prims.move_no_replace(src.dir_fd, src.name, dst.dir_fd, dst.name, directory=kind == DIRECTORY)
     except FileExistsError as exc:  # a creator won the race: never clobber it
         created = f"{dst.display!r} was created just now by someone else"
         raise StaleVersion(created, details={"found": "exists"}) from exc
@@ -1371,8 +1398,9 @@ def _without_trailing_slashes(path: str) -> str:
         bare = trimmed
 
 
-def _refuse_special(target: Resolved, display: str, done: str) -> None:
+def _refuse_special(target: Resolved, done: str) -> None:
     """A FIFO, socket or device is never moved or deleted: fs-tools works on files, directories and links."""
+    display = target.display
     current = target.leaf_stat()
     kind = describe_kind(current.st_mode) if current is not None else "not a regular file"
     raise NotRegularFile(
@@ -1404,11 +1432,11 @@ def _count_entries(dir_fd: int, name: str) -> int:
         os.close(fd)
 
 
-def _hold(dir_fd: int, name: str) -> int | None:
+def _hold(prims: Primitives, dir_fd: int, name: str) -> int | None:
     """A descriptor of the regular file ``name``, ``flock``ed where no one else holds it (either way a
     sweeper's non-blocking lock fails); None where it cannot be opened as one."""
     try:
-        fd, _ = open_regular_with_stat(dir_fd, name, name)
+        fd, _ = prims.open_regular_with_stat(dir_fd, name, name)
     except (OSError, FsError):
         return None
     with contextlib.suppress(OSError):  # held by another program already: that keeps sweepers off it too
@@ -1425,25 +1453,25 @@ def _names(dir_fd: int, name: str, file: os.stat_result) -> bool:
     return (now.st_dev, now.st_ino) == (file.st_dev, file.st_ino)
 
 
-def _swap_back(dir_fd: int, temp: str, name: str, ours: os.stat_result) -> None:
+def _swap_back(prims: Primitives, dir_fd: int, temp: str, name: str, ours: os.stat_result) -> None:
     """Undo a swap: the other program's file back under ``name``, ours under the temp name, removed.
 
     If yet another save replaced ours under ``name`` meanwhile, that newest save is put back under
     ``name`` and the one it superseded is removed, as that save's own rename would have done. Never
     raises: what cannot be sorted out is left in place and logged."""
     try:
-        if not publish.exchange(dir_fd, temp, name):
+        if not prims.exchange(dir_fd, temp, name):
             raise OSError(errno.ENOTSUP, "the swap worked once and not again")
     except FileNotFoundError:  # the name is gone meanwhile: put theirs back under it
         with contextlib.suppress(OSError):
-            publish.rename_no_replace(dir_fd, temp, name)
+            prims.rename_no_replace(dir_fd, temp, name)
         return
     except OSError as exc:
         log.error("could not withdraw a stale change (errno %s); the other file is left under %r", exc.errno, temp)
         return
     try:
         if not _names(dir_fd, temp, ours):
-            publish.exchange(dir_fd, temp, name)  # a newer save replaced ours: it goes back under the name
+            prims.exchange(dir_fd, temp, name)  # a newer save replaced ours: it goes back under the name
         os.unlink(temp, dir_fd=dir_fd)
     except OSError as exc:
         log.warning("withdrew a stale change, but cleaning up after it failed: errno %s", exc.errno)
@@ -1466,9 +1494,10 @@ def _without_set_id(mode: int) -> int:
     return mode
 
 
-def _sync_created_directories(target: Resolved, display: str) -> None:
+def _sync_created_directories(target: Resolved) -> None:
     """fsync the parents of directories created for a new file, so their entries survive a crash too
     (the file's own directory is synced after the rename)."""
+    display = target.display
     for parent in dict.fromkeys(fd for fd, _ in target.created):
         try:
             os.fsync(parent)
@@ -1476,47 +1505,9 @@ def _sync_created_directories(target: Resolved, display: str) -> None:
             log.warning("fsync of a directory created for %r failed: errno %s", display, exc.errno)
 
 
-def open_regular_with_stat(dir_fd: int, name: str, display: str) -> tuple[int, os.stat_result]:
-    """Open ``name`` for reading only if it is a regular file, without ever opening anything else; with
-    the file's stat taken on the way.
-
-    An ``lstat`` before this call is not enough: a device or FIFO renamed into place afterwards would be
-    opened, and opening a device can act (rewind a tape, arm a watchdog). On Linux an ``O_PATH``
-    descriptor names the inode without opening it; only once ``fstat`` shows a regular file is it
-    reopened for reading through ``/proc/self/fd``, which the kernel resolves to that same inode.
-    """
-    if _O_PATH and _PROC_FD:
-        handle = os.open(name, _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-        try:
-            st = os.fstat(handle)
-            require_plain_file(st, display)
-            return os.open(f"/proc/self/fd/{handle}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY), st
-        finally:
-            os.close(handle)
-    fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)  # elsewhere O_NONBLOCK at least keeps a FIFO from hanging
-    try:
-        st = os.fstat(fd)
-        require_regular(st, display)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, st
-
-
-_O_PATH: int = getattr(os, "O_PATH", 0)
-_PROC_FD = os.path.isdir("/proc/self/fd")
-
-
 def vanished(display: str) -> StaleVersion:
     """The condition "the observed file is gone"."""
     return StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
-
-
-def require_plain_file(st: os.stat_result, display: str) -> None:
-    """A regular file, not a symlink swapped in after resolution (which is never followed)."""
-    if stat.S_ISLNK(st.st_mode):
-        raise IoError(f"{display!r} was replaced by a symlink while it was being resolved", details={"reason": "raced"})
-    require_regular(st, display)
 
 
 @contextlib.contextmanager

@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from fs_tools.errors import IoError, NotDirectory, NotFound, NotRegularFile, SandboxDenied, path_label
-from fs_tools.provider import publish
 from fs_tools.provider.tempfiles import create_staging, empty_tree, is_reserved_name
 
 MAX_SYMLINK_HOPS = 40
@@ -139,7 +138,8 @@ class Resolved:
 class Resolver:
     """Resolves model-supplied paths against a fixed set of roots; the first root is primary."""
 
-    def __init__(self, roots: Sequence[str | os.PathLike[str]]) -> None:
+    def __init__(self, roots: Sequence[str | os.PathLike[str]], *, can_stage: bool) -> None:
+        self._can_stage = can_stage  # whether a directory can be renamed without replacing (see Staging)
         if not roots:
             raise ValueError("a workspace needs at least one root")
         opened: list[Root] = []
@@ -180,7 +180,7 @@ class Resolver:
         directory without replacing anything, else (or with ``stage=False``) made one by one. Without
         ``follow_leaf`` a symlink as the last component is the result itself (to move or remove the link)."""
         resolved = self._resolve(
-            path, create_parents=create_parents, stage=stage and publish.can_stage(), follow_leaf=follow_leaf
+            path, create_parents=create_parents, stage=stage and self._can_stage, follow_leaf=follow_leaf
         )
         resolved.display = path_label(path)
         try:

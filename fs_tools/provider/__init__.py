@@ -1,6 +1,7 @@
 """The provider layer: the only code that touches the disk. Its public face is this package: the
 ``Provider`` protocol, ``FileProvider`` (the real one) and the values they hand out."""
 
+from fs_tools.provider.cache import VersionCache
 from fs_tools.provider.content import TextDecoder, TextFile, count_lines, decode_text, version_of
 from fs_tools.provider.face import (
     CancelToken,
@@ -15,7 +16,8 @@ from fs_tools.provider.face import (
     Snapshot,
     Walk,
 )
-from fs_tools.provider.files import DEFAULT_LOCK_SECONDS, FileProvider, VersionCache
+from fs_tools.provider.files import FileProvider
+from fs_tools.provider.locks import DEFAULT_LOCK_SECONDS
 from fs_tools.provider.primitives import Primitives
 from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry
 

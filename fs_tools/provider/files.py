@@ -14,9 +14,7 @@ import fcntl
 import logging
 import os
 import stat
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
@@ -25,7 +23,6 @@ import xxhash
 from fs_tools.errors import (
     Aborted,
     AlreadyExists,
-    Busy,
     FsError,
     IoError,
     NotDirectory,
@@ -37,6 +34,7 @@ from fs_tools.errors import (
     TooLarge,
     path_label,
 )
+from fs_tools.provider.cache import VersionCache
 from fs_tools.provider.content import changed_lines, version_of
 from fs_tools.provider.face import (
     CancelToken,
@@ -54,17 +52,29 @@ from fs_tools.provider.face import (
     T,
     Walk,
 )
+from fs_tools.provider.locks import DEFAULT_LOCK_SECONDS, KeyedLocks, directory_lock
 from fs_tools.provider.oserrors import os_errors
 from fs_tools.provider.primitives import Primitives, require_plain_file
 from fs_tools.provider.resolve import DIR_FLAGS, Resolved, Resolver, describe_kind, require_regular
 from fs_tools.provider.tempfiles import Sweeper, create_temp, is_reserved_name, remove_orphans, temp_name
-from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry, kind_of, start_directory, walk
+from fs_tools.provider.walk import (
+    DIRECTORY,
+    FILE,
+    OTHER,
+    SYMLINK,
+    Entry,
+    enter_ancestors,
+    kind_of,
+    read_child,
+    start_directory,
+    walk,
+    walk_from,
+)
 
 log = logging.getLogger("fs_tools.provider")
 
 _READ_ATTEMPTS = 3
 _CHUNK = 1 << 20
-DEFAULT_LOCK_SECONDS = 5.0
 DEFAULT_MAX_READ_BYTES = 1 << 30
 # File timestamps as coarse as 2 s (FAT), 1 s (ext4 with 128-byte inodes, HFS+) or a 1-4 ms kernel
 # tick (kernels before 6.13) cannot tell apart two changes within one tick, and a freed inode number is
@@ -112,85 +122,6 @@ class _Collector:
 
     def data(self) -> bytes:
         return b"".join(self._chunks)
-
-
-class KeyedLocks:
-    """One lock per file key, created on demand and dropped when nobody holds or waits for it.
-
-    A wait is bounded by ``timeout`` seconds (then ``FS_BUSY``) and ends early, with ``FS_ABORTED``,
-    when the caller's cancel token is set."""
-
-    def __init__(self, timeout: float = DEFAULT_LOCK_SECONDS) -> None:
-        self.timeout = timeout
-        self._guard = threading.Lock()
-        self._locks: dict[str, tuple[threading.Lock, list[int]]] = {}
-
-    @contextlib.contextmanager
-    def hold(self, key: str, *, cancel: CancelToken | None = None, display: str = "the file") -> Iterator[None]:
-        with self._guard:
-            lock, users = self._locks.setdefault(key, (threading.Lock(), [0]))
-            users[0] += 1
-        try:
-            holder = "another call in this process"
-            _wait_for(lambda pause: lock.acquire(timeout=pause), self.timeout, cancel, display, holder)
-            try:
-                yield
-            finally:
-                lock.release()
-        finally:
-            with self._guard:
-                users[0] -= 1
-                if users[0] == 0:
-                    del self._locks[key]
-
-
-def _wait_for(
-    attempt: Callable[[float], bool], timeout: float, cancel: CancelToken | None, display: str, holder: str
-) -> None:
-    """Call ``attempt(pause)`` until it succeeds (it may block up to ``pause`` seconds itself), the
-    cancel token is set (``Aborted``) or ``timeout`` seconds pass (``Busy``)."""
-    deadline = time.monotonic() + timeout
-    pause = 0.001
-    while not attempt(0):
-        if cancel is not None and cancel.is_set():
-            raise Aborted(f"waiting for the lock on {display!r} was cancelled before anything was written")
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise Busy(
-                f"{display!r} is locked by {holder} (waited {timeout:g} s); nothing was written",
-                details={"waited": timeout},
-            )
-        if attempt(min(pause, remaining)):
-            return
-        pause = min(pause * 2, 0.05)
-
-
-class VersionCache:
-    """Recently seen contents by version, bounded in bytes, so a stale error can say which lines moved."""
-
-    def __init__(self, max_total: int = 32 << 20, max_item: int = 2 << 20) -> None:
-        self.max_total = max_total
-        self.max_item = max_item
-        self._items: OrderedDict[str, bytes] = OrderedDict()
-        self._total = 0
-        self._lock = threading.Lock()
-
-    def put(self, version: str, data: bytes) -> None:
-        if len(data) > self.max_item:
-            return
-        with self._lock:
-            if version in self._items:
-                self._items.move_to_end(version)
-                return
-            self._items[version] = data
-            self._total += len(data)
-            while self._total > self.max_total:
-                _, dropped = self._items.popitem(last=False)
-                self._total -= len(dropped)
-
-    def get(self, version: str) -> bytes | None:
-        with self._lock:
-            return self._items.get(version)
 
 
 class FileProvider:
@@ -345,10 +276,10 @@ class FileProvider:
                 else:
                     stack.callback(os.close, found)
                     if enter is not None:
-                        _enter_ancestors(self._primitives, target, enter)
+                        enter_ancestors(self._primitives, target, enter)
                     start = Walk(
                         target.parts,
-                        _walk(self._primitives, found, descend, enter=enter, sizes=sizes, start=target.parts),
+                        walk_from(self._primitives, found, descend, enter=enter, sizes=sizes, start=target.parts),
                     )
             yield start
 
@@ -464,7 +395,7 @@ class FileProvider:
             expected = gate.expect(state)
             with self._locks.hold(target.key, cancel=cancel, display=display):
                 _check_cancel(cancel, f"deleting {display!r}")
-                with _directory_lock(target.dir_fd, self.lock_timeout, cancel, display):
+                with directory_lock(target.dir_fd, self.lock_timeout, cancel, display):
                     kind = self._remove_locked(target, state.kind, expected, cancel)
                 gate.removed(target.key)
             _sync_directory(target.dir_fd, display)
@@ -766,7 +697,7 @@ class FileProvider:
         keep = (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
         written = self._publish(dst, verified.data, keep, expected=expected_dst, basis=None, cancel=cancel)
         try:
-            with _directory_lock(src.dir_fd, self.lock_timeout, cancel, src.display):
+            with directory_lock(src.dir_fd, self.lock_timeout, cancel, src.display):
                 self._unlink_verified(src.dir_fd, src.name, verified, src.display)
         except BaseException:
             self._restore_destination(dst, written, replaced, verified.version)
@@ -798,7 +729,7 @@ class FileProvider:
         by_identity = {(st.st_dev, st.st_ino): fd for fd in (first, second) for st in (os.fstat(fd),)}
         with contextlib.ExitStack() as stack:
             for identity in sorted(by_identity):
-                stack.enter_context(_directory_lock(by_identity[identity], self.lock_timeout, cancel, display))
+                stack.enter_context(directory_lock(by_identity[identity], self.lock_timeout, cancel, display))
             yield
 
     # --- resolution ---------------------------------------------------------------------------------
@@ -1018,7 +949,7 @@ class FileProvider:
         assert staged is not None and target.dir_fd is not None and target.name is not None
         appeared = False
         try:
-            with _directory_lock(staged.parent, self.lock_timeout, cancel, display):
+            with directory_lock(staged.parent, self.lock_timeout, cancel, display):
                 self._sweeper.sweep(staged.parent)  # where killed creators leave their staging
                 done = self._primitives.rename_directory_no_replace(staged.parent, staged.name, staged.final)
         except FileExistsError:
@@ -1144,7 +1075,7 @@ class FileProvider:
                 written = os.fstat(fd)
                 # Inside staged parent directories no other writer can be (the staging is locked as ours).
                 locked = (
-                    _directory_lock(dir_fd, self.lock_timeout, cancel, display)
+                    directory_lock(dir_fd, self.lock_timeout, cancel, display)
                     if target.staged is None
                     else contextlib.nullcontext()
                 )
@@ -1288,75 +1219,6 @@ class _Discard:
 def _check_cancel(cancel: CancelToken | None, what: str) -> None:
     if cancel is not None and cancel.is_set():
         raise Aborted(f"{what} was cancelled before anything was written")
-
-
-def read_child(
-    prims: Primitives, dir_fd: int, name: str, limit: int, *, truncate: bool = False
-) -> tuple[bytes | None, int]:
-    """The bytes of the regular file ``name`` in ``dir_fd`` and its size: (None, size) over ``limit``
-    bytes (with ``truncate``: its first ``limit`` bytes instead), (None, -1) when it is not a regular
-    file or cannot be read. Never opens a FIFO or a device; never raises."""
-    try:
-        fd, st = prims.open_regular_with_stat(dir_fd, name, name)
-    except (OSError, FsError):
-        return None, -1
-    try:
-        if st.st_size > limit and not truncate:
-            return None, st.st_size
-        return _read_up_to(fd, min(st.st_size, limit), limit), st.st_size
-    except OSError:
-        return None, -1
-    finally:
-        os.close(fd)
-
-
-def _read_up_to(fd: int, expected: int, limit: int) -> bytes:
-    """The file's bytes: the size fstat promised, or (for a file growing meanwhile) what arrives at
-    once, never more than ``limit``."""
-    chunks = []
-    size = 0
-    while size < limit and (chunk := os.read(fd, max(min(expected + 1, limit - size), 1))):
-        chunks.append(chunk)
-        size += len(chunk)
-        if len(chunk) <= expected:
-            break  # the size fstat promised has arrived; a file growing meanwhile is read as it was
-        expected = 0
-    return b"".join(chunks)
-
-
-def _reader(prims: Primitives, dir_fd: int) -> Callable[[str, int], bytes | None]:
-    def read(name: str, limit: int) -> bytes | None:
-        return read_child(prims, dir_fd, name, limit, truncate=True)[0]
-
-    return read
-
-
-def _enter_ancestors(prims: Primitives, target: Resolved, enter: Enter) -> None:
-    """Show ``enter`` each directory from the root down to (not including) the walk's start."""
-    fd = os.dup(target.root.fd)
-    try:
-        for depth in range(len(target.parts)):
-            enter(target.parts[:depth], _reader(prims, fd))
-            child = os.open(target.parts[depth], DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except OSError:
-        pass  # the start was resolved a moment ago; a directory changing now only hides its files
-    finally:
-        os.close(fd)
-
-
-def _walk(
-    prims: Primitives,
-    fd: int,
-    descend: Callable[[Entry], bool],
-    *,
-    enter: Enter | None,
-    sizes: bool,
-    start: tuple[str, ...],
-) -> Iterator[Entry]:
-    seen = None if enter is None else (lambda prefix, dir_fd: enter((*start, *prefix), _reader(prims, dir_fd)))
-    return walk(fd, descend, enter=seen, sizes=sizes)
 
 
 _NOUNS = {DIRECTORY: "directory", SYMLINK: "symlink"}
@@ -1508,31 +1370,6 @@ def _sync_created_directories(target: Resolved) -> None:
 def vanished(display: str) -> StaleVersion:
     """The condition "the observed file is gone"."""
     return StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
-
-
-@contextlib.contextmanager
-def _directory_lock(dir_fd: int, timeout: float, cancel: CancelToken | None, display: str) -> Iterator[None]:
-    """An exclusive ``flock`` on a fresh open of the directory: a new open file description, so it
-    excludes every other holder — another thread's descriptor, another workspace, another process.
-
-    The wait is bounded (``FS_BUSY``) and cancellable: a program that holds the lock and never lets go
-    (a stopped process, ``flock -x dir sleep``) cannot hang the caller."""
-    fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
-
-    def attempt(pause: float) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if pause > 0:
-                time.sleep(pause)
-            return False
-        return True
-
-    try:
-        _wait_for(attempt, timeout, cancel, display, "another writer holding its directory's lock")
-        yield
-    finally:
-        os.close(fd)  # closing the last descriptor of the description releases the lock
 
 
 def _write_all(fd: int, data: bytes) -> None:

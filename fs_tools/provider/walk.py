@@ -14,10 +14,15 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from fs_tools.errors import IoError
+from fs_tools.errors import FsError, IoError
+from fs_tools.provider.primitives import Primitives
 from fs_tools.provider.resolve import DIR_FLAGS, MAX_DEPTH, Resolved
 from fs_tools.provider.tempfiles import is_reserved_name
+
+if TYPE_CHECKING:  # face.py imports this module's Entry
+    from fs_tools.provider.face import Enter as ShowDirectory
 
 MAX_WALK_DEPTH = MAX_DEPTH  # directory levels held open at once during a walk
 
@@ -138,3 +143,75 @@ def _kind_of(item: os.DirEntry[str]) -> str:
     if item.is_file(follow_symlinks=False):
         return FILE
     return OTHER
+
+
+# --- reading small files met on a walk -----------------------------------------------------------
+
+
+def read_child(
+    prims: Primitives, dir_fd: int, name: str, limit: int, *, truncate: bool = False
+) -> tuple[bytes | None, int]:
+    """The bytes of the regular file ``name`` in ``dir_fd`` and its size: (None, size) over ``limit``
+    bytes (with ``truncate``: its first ``limit`` bytes instead), (None, -1) when it is not a regular
+    file or cannot be read. Never opens a FIFO or a device; never raises."""
+    try:
+        fd, st = prims.open_regular_with_stat(dir_fd, name, name)
+    except (OSError, FsError):
+        return None, -1
+    try:
+        if st.st_size > limit and not truncate:
+            return None, st.st_size
+        return _read_up_to(fd, min(st.st_size, limit), limit), st.st_size
+    except OSError:
+        return None, -1
+    finally:
+        os.close(fd)
+
+
+def _read_up_to(fd: int, expected: int, limit: int) -> bytes:
+    """The file's bytes: the size fstat promised, or (for a file growing meanwhile) what arrives at
+    once, never more than ``limit``."""
+    chunks = []
+    size = 0
+    while size < limit and (chunk := os.read(fd, max(min(expected + 1, limit - size), 1))):
+        chunks.append(chunk)
+        size += len(chunk)
+        if len(chunk) <= expected:
+            break  # the size fstat promised has arrived; a file growing meanwhile is read as it was
+        expected = 0
+    return b"".join(chunks)
+
+
+def reader(prims: Primitives, dir_fd: int) -> Callable[[str, int], bytes | None]:
+    def read(name: str, limit: int) -> bytes | None:
+        return read_child(prims, dir_fd, name, limit, truncate=True)[0]
+
+    return read
+
+
+def enter_ancestors(prims: Primitives, target: Resolved, enter: ShowDirectory) -> None:
+    """Show ``enter`` each directory from the root down to (not including) the walk's start."""
+    fd = os.dup(target.root.fd)
+    try:
+        for depth in range(len(target.parts)):
+            enter(target.parts[:depth], reader(prims, fd))
+            child = os.open(target.parts[depth], DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except OSError:
+        pass  # the start was resolved a moment ago; a directory changing now only hides its files
+    finally:
+        os.close(fd)
+
+
+def walk_from(
+    prims: Primitives,
+    fd: int,
+    descend: Callable[[Entry], bool],
+    *,
+    enter: ShowDirectory | None,
+    sizes: bool,
+    start: tuple[str, ...],
+) -> Iterator[Entry]:
+    seen = None if enter is None else (lambda prefix, dir_fd: enter((*start, *prefix), reader(prims, dir_fd)))
+    return walk(fd, descend, enter=seen, sizes=sizes)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fs_tools import diagnostics
 from fs_tools.errors import (
     Aborted,
     AlreadyExists,
@@ -46,19 +47,6 @@ log = logging.getLogger("fs_tools.boundary")
 
 STALE_REMEDY = "re-read the file, then retry"
 NOT_OBSERVED_REMEDY = "read the file, then retry"
-
-_KIND_PROSE = {
-    "line_number_prefix": "old_string includes line-number prefixes copied from read output; "
-    "drop the number and the tab before each line",
-    "cr_in_old_string": "it differs only in line endings: write line breaks in old_string as \\n, with no \\r",
-    "cr_in_file": "it differs only in line endings: this file breaks lines with a bare \\r (carriage return), "
-    "so write them as \\r in old_string",
-    "quotes": "it differs only in curly vs straight quotes",
-    "tabs_vs_spaces": "it differs in indentation: tabs vs spaces",
-    "indentation": "it differs only in indentation",
-    "whitespace": "it differs only in whitespace",
-    "similar": "it is the most similar text in the file",
-}
 
 
 def remediate(exc: HarnessError, tools: Mapping[str, str] | Collection[str] = ()) -> HarnessError:
@@ -125,37 +113,16 @@ def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
     where = ", ".join(str(n) for n in lines)
     if count > len(lines):
         where += f" and {count - len(lines)} more"
+    shown = diagnostics.ambiguity_excerpt(details.get("context") or [])
     return (
-        f"{exc.message}, at lines {where}{_nothing_applied(details)} — include more surrounding lines in "
-        "old_string so it matches exactly once, or set replace_all to true to replace every occurrence"
+        f"{exc.message}, at lines {where}{_nothing_applied(details)}{shown or ' '}— include a neighbouring line that "
+        "differs between them in old_string so it matches exactly once, or set replace_all to true to replace "
+        "every occurrence"
     )
 
 
 def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    kind = details.get("kind")
-    candidate = details.get("candidate") or []
-    searched_to = details.get("searched_to")
-    # A large file is compared line by line only up to a budget (beyond it, only lines sharing the
-    # text's rarer words are): never claim more than was searched.
-    where = (
-        f"in lines 1–{searched_to:,} (past them only lines sharing its rarer words were compared)"
-        if isinstance(searched_to, int)
-        else "in the file"
-    )
-    if not kind or not candidate:
-        return (
-            f"{exc.message}, and nothing similar was found {where}{_nothing_applied(details)} — read the file "
-            "again and copy old_string exactly from it"
-        )
-    shown = "\n".join(f"{n:>6}\t{text}" for n, text in candidate)
-    kind_prose = _KIND_PROSE.get(str(kind), "")
-    if kind == "similar":
-        kind_prose = f"it is the most similar text {where}"
-    return (
-        f"{exc.message}{_nothing_applied(details)}. The closest text is at line {details.get('line')}; "
-        f"{kind_prose}:\n{shown}\n— copy old_string exactly as the file has it "
-        "(each line without read's number and the tab after it), then retry"
-    )
+    return diagnostics.not_found_message(exc.message + _nothing_applied(details), details)
 
 
 def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:

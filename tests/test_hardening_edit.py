@@ -28,7 +28,7 @@ from fs_tools import Session, Workspace
 from fs_tools.errors import AmbiguousEdit, EditNotFound, TooLarge
 from fs_tools.provider.content import dominant_newline
 from fs_tools.testing import assert_error, assert_ok
-from fs_tools.tools import edit, matching
+from fs_tools.tools import diagnosis, edit, matching
 from fs_tools.tools.rendering import snippet, split_lines
 
 BOM = b"\xef\xbb\xbf"
@@ -267,21 +267,21 @@ def test_the_near_miss_diagnosis_runs_after_the_lock_is_released(
     root: Path, workspace: Workspace, session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _observed(root, session, "f.txt", SOURCE.encode())
-    real = matching.diagnose
+    real = diagnosis.diagnose
     other_got_the_lock = threading.Event()
     seen: list[bool] = []
 
     def another_session() -> None:
         workspace.provider.current_version("f.txt", other_got_the_lock.set)  # takes the file's lock
 
-    def diagnose(haystack: str, needle: str) -> dict[str, Any]:
+    def diagnose(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
         other = threading.Thread(target=another_session)
         other.start()
         seen.append(other_got_the_lock.wait(timeout=10))  # only a lock held by this call could stop it
         other.join(timeout=30)
-        return real(haystack, needle)
+        return real(haystack, needle, new)
 
-    monkeypatch.setattr(matching, "diagnose", diagnose)
+    monkeypatch.setattr(diagnosis, "diagnose", diagnose)
     old = "    total_15000 = compute_totl(items_15000, weight=6)"
 
     message = assert_error(
@@ -304,19 +304,19 @@ def test_the_same_failing_edit_gets_the_same_diagnosis_on_any_machine(
         "new_string": "x",
     }
     answers = [assert_error(session.call("edit", args), "FS_EDIT_NOT_FOUND").text for _ in range(3)]
-    real = matching.diagnose
+    real = diagnosis.diagnose
     real_clock = time.monotonic
     ticks = iter(range(10**9))
 
     def racing() -> float:
         return real_clock() + 3600.0 * next(ticks)  # every look at the clock finds an hour gone
 
-    def diagnose_on_a_loaded_machine(haystack: str, needle: str) -> dict[str, Any]:
+    def diagnose_on_a_loaded_machine(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
         with monkeypatch.context() as clock:
             clock.setattr(time, "monotonic", racing)
-            return real(haystack, needle)
+            return real(haystack, needle, new)
 
-    monkeypatch.setattr(matching, "diagnose", diagnose_on_a_loaded_machine)
+    monkeypatch.setattr(diagnosis, "diagnose", diagnose_on_a_loaded_machine)
     answers.append(assert_error(session.call("edit", args), "FS_EDIT_NOT_FOUND").text)
 
     assert len(set(answers)) == 1, answers
@@ -345,8 +345,21 @@ def test_a_diagnosis_cut_by_its_budget_never_claims_the_whole_file(root: Path, s
     text = "".join(f"    total_{i} = compute(alpha, beta, {i % 7})\n" for i in range(60_000))
     _observed(root, session, "gen.py", text.encode())
     result = session.call(
-        "edit", {"file_path": "gen.py", "old_string": "    totl_55555 = compute(alpha, beta, 5)", "new_string": "x"}
+        "edit", {"file_path": "gen.py", "old_string": "    totl_5555x = compte(alpa, bta, 5)", "new_string": "x"}
     )
     assert_error(result, "FS_EDIT_NOT_FOUND")
     assert "most similar text in the file" not in result.text
-    assert re.search(r"in lines 1–[\d,]+ \(past them only lines sharing its rarer words were compared\)", result.text)
+    assert re.search(r"in lines 1–[\d,]+ \(past them only lines sharing its rarer parts were compared\)", result.text)
+
+
+def test_a_typo_in_an_identifier_is_found_by_its_other_part_past_any_budget(root: Path, session: Session) -> None:
+    """A word of old_string found once in the file (a part of a misspelt identifier) places the region,
+    however far down the file: no budget cuts it short."""
+    text = "".join(f"    total_{i} = compute(alpha, beta, {i % 7})\n" for i in range(60_000))
+    _observed(root, session, "gen.py", text.encode())
+    result = session.call(
+        "edit", {"file_path": "gen.py", "old_string": "    totl_55555 = compute(alpha, beta, 3)", "new_string": "x"}
+    )
+    message = assert_error(result, "FS_EDIT_NOT_FOUND").text
+    assert re.search(r"\bline 55556\b", message) and "total_55555 = compute(alpha, beta, 3)" in message, message
+    assert "in the file" not in message

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("fs_tools.provider",),
     ("fs_tools.observation_store", "fs_tools.watcher"),
     ("fs_tools.tools",),
-    ("fs_tools.boundary", "fs_tools.presenters"),
+    ("fs_tools.boundary", "fs_tools.diagnostics", "fs_tools.presenters"),
     ("fs_tools.workspace",),
     (
         "fs_tools.adapters",

@@ -13,7 +13,8 @@ from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violat
 from fs_tools.errors import EditNotFound, path_label
 from fs_tools.provider import Snapshot, TextFile, count_lines, decode_text
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.matching import Miss, Replacement, line_start, replace
+from fs_tools.tools.diagnosis import Miss
+from fs_tools.tools.matching import Replacement, line_start, replace
 from fs_tools.tools.mutation import commit_gated
 from fs_tools.tools.presenting import quoted, short, text_of
 from fs_tools.tools.rendering import snippet_at
@@ -149,7 +150,7 @@ def _apply(
                 limit=limit,
             )
         except EditNotFound as exc:
-            outcome.miss = Miss(text, spec.old_string, exc)
+            outcome.miss = Miss(text, spec.old_string, spec.new_string, exc)
             raise
         outcome.applied.append(done)
         size = done.size

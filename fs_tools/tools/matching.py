@@ -1,31 +1,26 @@
-"""Literal, byte-preserving string replacement for edit and multi_edit, and the diagnostics that teach a
-model what went wrong when ``old_string`` does not match.
+"""Literal, byte-preserving string replacement for edit and multi_edit.
 
 Matching sees the text with CRLF as LF, so ``old_string`` written with ``\\n`` matches a CRLF file;
 replacements are spliced into the original text, so every byte outside a match is kept.
 
-Both halves are bounded by the size of their input, not by a clock. A replacement's result size is
-computed from the match count before any text is built, so an edit that would outgrow the size limit
-fails at once, however many times it matches. The near-miss diagnosis does a fixed amount of work
-(``_LINE_BUDGET``, ``_COMPARE_BUDGET``, ``_SCORE_BUDGET``), so the same call always gets the same answer;
-it runs on an immutable text after the file's lock is released (see ``Miss``).
+It is bounded by the size of its input, not by a clock: a replacement's result size is computed from
+the match count before any text is built, so an edit that would outgrow the size limit fails at once,
+however many times it matches. Why an ``old_string`` does not match is ``diagnosis.py``'s question.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
-import heapq
-import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
-from itertools import chain, islice, product
-from typing import Any
+from itertools import islice, product
 
 from fs_tools.errors import AmbiguousEdit, EditNotFound, TooLarge
 
 MAX_REPORTED_MATCHES = 50
+_CONTEXT_MATCHES = 5  # matches shown with the line before them
+_CONTEXT_CHARS = 120
 _CANDIDATE_LINES = 6
 _CANDIDATE_CHARS = 200
 _COMPARE_CHARS = 300  # similarity is judged on at most this much of a line
@@ -86,7 +81,7 @@ def replace(
         lines = view.lines(MAX_REPORTED_MATCHES)
         raise AmbiguousEdit(
             f"{label} occurs {count} times in {display!r}",
-            details={"count": count, "lines": lines, "pointer": label},
+            details={"count": count, "lines": lines, "pointer": label, "context": _contexts(view.searched, lines)},
         )
     first_line = view.searched.count("\n", 0, start) + 1
     begin, end = view.span(start, first_line)
@@ -109,6 +104,19 @@ def replace(
         position=begin,  # the text before the first match is unchanged
         size=size + count * grows - covered,
     )
+
+
+def _contexts(text: str, lines: list[int]) -> list[list[tuple[int, str]]]:
+    """For the first few matches, the match's first line with a neighbour that can tell the matches
+    apart: the line before it, or (when that is blank or there is none) the line after it."""
+    out = []
+    for line in lines[:_CONTEXT_MATCHES]:
+        begin = line_start(text, max(1, line - 1))
+        rows = text[begin : after_newlines(text, begin, 3)].split("\n")
+        numbered = list(enumerate(rows[:3], max(1, line - 1)))
+        chosen = numbered[:2] if line == 1 or numbered[0][1].strip() or len(numbered) < 3 else numbered[1:3]
+        out.append([(n, row[:_CONTEXT_CHARS] + ("…" if len(row) > _CONTEXT_CHARS else "")) for n, row in chosen])
+    return out
 
 
 def _size_after(view: MatchView, count: int, size: int, limit: int) -> int:
@@ -328,259 +336,3 @@ def _joined(pieces: Iterable[str]) -> str:
             batch.clear()
     chunks.append("".join(batch))
     return "".join(chunks)
-
-
-# --- diagnostics for "not found" ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Miss:
-    """An ``old_string`` that does not occur, with the text it was looked for in. The text is an
-    immutable snapshot, so the diagnosis can run after the file's lock is released."""
-
-    text: str
-    old: str
-    error: EditNotFound
-
-    def diagnosed(self) -> EditNotFound:
-        haystack = self.text.replace("\r\n", "\n") if "\r\n" in self.text else self.text
-        details = {**diagnose(haystack, self.old.replace("\r\n", "\n")), **self.error.details}
-        return EditNotFound(self.error.message, details=details)
-
-
-_LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+(\t|→|:\s| \| ?)")
-_CURLY = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"'})
-
-
-def _per_line(transform: Callable[[str], str]) -> Callable[[str], str]:
-    """``transform`` applied to every line, a block of lines at a time (C-level ``map``, and no list of
-    every line of a large file)."""
-
-    def apply(text: str) -> str:
-        out: list[str] = []
-        start = 0
-        while True:
-            stop = text.find("\n", start + _BLOCK)
-            block = text[start:] if stop < 0 else text[start:stop]
-            out.append("\n".join(map(transform, block.split("\n"))))
-            if stop < 0:
-                return "\n".join(out)
-            start = stop + 1
-
-    return apply
-
-
-def _collapse_blanks(text: str) -> str:
-    """Every run of spaces and tabs as one space (``re.sub("[ \\t]+", " ")``, with C-level replaces)."""
-    text = text.replace("\t", " ")
-    while "  " in text:
-        text = text.replace("  ", " ")
-    return text
-
-
-def _strip_line_numbers(text: str) -> str:
-    lines = text.split("\n")
-    if not all(_LINE_NUMBER_PREFIX.match(line) for line in lines if line):
-        return text
-    return "\n".join(_LINE_NUMBER_PREFIX.sub("", line, count=1) for line in lines)
-
-
-def _same(text: str) -> str:
-    return text
-
-
-_strip_each = _per_line(str.strip)
-
-
-def _whitespace(text: str) -> str:
-    return _strip_each(_collapse_blanks(text))  # each line as re.sub("[ \t]+", " ", line).strip()
-
-
-# Each check: the kind of difference, how to transform the needle, how to transform the haystack.
-# Every transform keeps the line count, so a position in the transformed text maps to a line number.
-_CHECKS: list[tuple[str, Callable[[str], str], Callable[[str], str]]] = [
-    ("line_number_prefix", _strip_line_numbers, _same),
-    ("line_endings", lambda t: t.replace("\r", "\n"), lambda t: t.replace("\r", "\n")),
-    ("line_endings", lambda t: t.replace("\r", ""), lambda t: t.replace("\r", "")),
-    ("quotes", lambda t: t.translate(_CURLY), lambda t: t.translate(_CURLY)),
-    ("indentation", _per_line(str.lstrip), _per_line(str.lstrip)),
-    ("whitespace", _whitespace, _whitespace),
-]
-
-
-def diagnose(haystack: str, needle: str) -> dict[str, Any]:
-    """Where the closest candidate is and, when it is one of the usual slips, what kind of slip.
-
-    Deterministic and bounded by size: the transforms are linear and C-level, and the similarity
-    search does a fixed amount of work whatever the machine's speed.
-    """
-    for kind, on_needle, on_haystack in _CHECKS:
-        changed_needle = on_needle(needle)
-        if not changed_needle.strip():
-            continue
-        changed_haystack = on_haystack(haystack)
-        position = changed_haystack.find(changed_needle)
-        if position < 0:
-            continue
-        # Transforms that keep every character's place keep line numbers of the original text.
-        if len(changed_haystack) == len(haystack):
-            line = haystack.count("\n", 0, position) + 1
-            offset = haystack.rfind("\n", 0, position) + 1
-        else:
-            line = changed_haystack.count("\n", 0, position) + 1
-            offset = line_start(haystack, line)
-        total = haystack.count("\n") + 1
-        span = max(1, min(changed_needle.count("\n") + 1, total - line + 1))
-        if kind == "indentation" and _differs_in_tabs(needle, _lines_at(haystack, offset, span)):
-            kind = "tabs_vs_spaces"
-        if kind == "line_endings":
-            kind = "cr_in_old_string" if "\r" in needle else "cr_in_file"
-        return {"kind": kind, "line": line, "candidate": _candidate(haystack, offset, line, span)}
-    return _nearest(haystack, needle)
-
-
-def _differs_in_tabs(needle: str, candidate: list[str]) -> bool:
-    def indents(lines: list[str]) -> str:
-        return "".join(line[: len(line) - len(line.lstrip())] for line in lines)
-
-    ours, theirs = indents(needle.split("\n")), indents(candidate)
-    return ("\t" in ours) != ("\t" in theirs)
-
-
-@dataclass(frozen=True)
-class _Line:
-    number: int  # 1-based
-    offset: int  # where it starts in the haystack
-    text: str
-
-
-def _nearest(haystack: str, needle: str) -> dict[str, Any]:
-    """The lines most like ``needle``: its first non-blank line against lines of the file (each cut to
-    a few hundred characters), then the best few windows against the whole needle (also cut).
-
-    The lines sharing the anchor's rarest words are always scored. The other lines are visited in
-    order until the budget of lines or characters is spent, and of those only the ones that could score
-    best (by the cheap upper bound ``quick_ratio``) are scored in full."""
-    needle_lines = needle.split("\n")
-    anchor = next((line.strip() for line in needle_lines if line.strip()), "")[:_COMPARE_CHARS]
-    if not anchor:
-        return {"kind": None}
-    matcher = difflib.SequenceMatcher()
-    matcher.set_seq2(anchor)
-    rare = [_compared(line) for line in _lines_sharing_rare_words(haystack, anchor)]
-    seen = {line.number for line in rare}
-    hopeful: list[tuple[float, int, _Line]] = []  # a min-heap of (bound, -number, line): the best kept
-    compared = 0
-    searched_to: int | None = None  # the last line visited, when the budget ran out before the end
-    for visited, line in enumerate(line for line in _lines(haystack) if line.number not in seen):
-        if visited >= _LINE_BUDGET or compared >= _COMPARE_BUDGET:
-            searched_to = line.number - 1
-            break
-        line = _compared(line)
-        compared += len(line.text)
-        bound = _bound(matcher, line.text)
-        if bound is not None:
-            heapq.heappush(hopeful, (bound, -line.number, line))
-            if len(hopeful) > _SCORE_BUDGET:
-                heapq.heappop(hopeful)
-    scored: list[tuple[float, int, _Line]] = []  # the five most similar lines, earlier lines winning ties
-    for line in chain(rare, (line for _, _, line in hopeful)):
-        if _bound(matcher, line.text) is None:
-            continue
-        ratio = matcher.ratio()
-        if ratio >= _CUTOFF:
-            heapq.heappush(scored, (ratio, -line.number, line))
-            if len(scored) > 5:
-                heapq.heappop(scored)
-    span = len(needle_lines)
-    best: tuple[float, _Line] | None = None
-    for _, _, line in scored:
-        window = _window(haystack, line.offset, span)
-        ratio = difflib.SequenceMatcher(None, window, needle[: _COMPARE_CHARS * 4]).ratio()
-        if best is None or ratio > best[0] or (ratio == best[0] and line.number < best[1].number):
-            best = (ratio, line)
-    partial = {} if searched_to is None else {"searched_to": searched_to}  # said, so no claim covers the rest
-    if best is None:
-        return {"kind": None, **partial}
-    ratio, line = best
-    return {
-        "kind": "similar",
-        "line": line.number,
-        "similarity": round(ratio, 2),
-        "candidate": _candidate(haystack, line.offset, line.number, span),
-        **partial,
-    }
-
-
-def _compared(line: _Line) -> _Line:
-    """The part of a line similarity is judged on."""
-    return _Line(line.number, line.offset, line.text.strip()[:_COMPARE_CHARS])
-
-
-def _bound(matcher: difflib.SequenceMatcher[str], text: str) -> float | None:
-    """``quick_ratio`` of ``text`` against the anchor (an upper bound of ``ratio``), or None when even
-    that is under the cutoff; ``text`` stays set in ``matcher``."""
-    if not text:
-        return None
-    matcher.set_seq1(text)
-    if matcher.real_quick_ratio() < _CUTOFF:
-        return None
-    bound = matcher.quick_ratio()
-    return bound if bound >= _CUTOFF else None
-
-
-def _lines(text: str) -> Iterator[_Line]:
-    """Every line of ``text``, split a block at a time."""
-    number, start = 1, 0
-    while True:
-        stop = text.find("\n", start + _BLOCK)
-        block = text[start:] if stop < 0 else text[start:stop]
-        for line in block.split("\n"):
-            yield _Line(number, start, line)
-            number += 1
-            start += len(line) + 1
-        if stop < 0:
-            return
-
-
-def _lines_sharing_rare_words(haystack: str, anchor: str, words: int = 3, hits: int = 50) -> list[_Line]:
-    """The lines holding the first ``hits`` occurrences of each of the anchor's ``words`` rarest words
-    that occur at all (C-level searches), in file order."""
-    tokens = sorted(set(re.findall(r"\w{3,}", anchor)), key=lambda t: (-len(t), t))[:_RARE_TOKENS]
-    counted = sorted((count, token) for token in tokens if (count := haystack.count(token)))
-    positions: set[int] = set()
-    for _, token in counted[:words]:
-        position = haystack.find(token)
-        for _ in range(hits):
-            if position < 0:
-                break
-            positions.add(position)
-            position = haystack.find(token, position + 1)
-    found: dict[int, _Line] = {}
-    number, counted_to = 1, 0
-    for position in sorted(positions):
-        number += haystack.count("\n", counted_to, position)
-        counted_to = position
-        if number not in found:
-            offset = haystack.rfind("\n", 0, position) + 1
-            end = haystack.find("\n", position)
-            found[number] = _Line(number, offset, haystack[offset : end if end >= 0 else len(haystack)])
-    return list(found.values())
-
-
-def _lines_at(text: str, offset: int, count: int) -> list[str]:
-    """Up to ``count`` (>= 1) lines of ``text`` from ``offset``, a line start."""
-    return text[offset : after_newlines(text, offset, count)].split("\n")[:count]
-
-
-def _window(haystack: str, offset: int, span: int) -> str:
-    """``span`` lines from ``offset``, joined and cut to a few hundred characters."""
-    return "\n".join(haystack[offset : offset + _COMPARE_CHARS * 4].split("\n")[:span])
-
-
-def _candidate(haystack: str, offset: int, line: int, span: int) -> list[tuple[int, str]]:
-    lines = _lines_at(haystack, offset, min(span, _CANDIDATE_LINES))
-    return [
-        (n, text[:_CANDIDATE_CHARS] + ("…" if len(text) > _CANDIDATE_CHARS else ""))
-        for n, text in enumerate(lines, line)
-    ]

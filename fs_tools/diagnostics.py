@@ -1,0 +1,236 @@
+"""The words of the near-miss diagnosis: ``FS_EDIT_NOT_FOUND`` and ``FS_AMBIGUOUS_EDIT`` details, as the
+model reads them (the boundary's part; the facts come from ``tools/diagnosis.py``).
+
+Short: the place, the difference, the fix, then the file's lines. Invisible and look-alike characters
+in those lines are shown as ``⟨U+00A0⟩``, so a no-break space never looks like the space the model sent.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_COPY = "copy old_string exactly as the file has it (each line without read's line-number prefix), then retry"
+_ESCAPES = {
+    "\\n": "a backslash and an n (\\n, two characters) where the file breaks the line: use real line breaks",
+    "\\t": "a backslash and a t (\\t, two characters) where the file has a tab: use a real tab",
+    '\\"': 'a backslash before each quote (\\") where the file has the quote alone: drop the backslashes',
+    "\\'": "a backslash before each quote (\\') where the file has the quote alone: drop the backslashes",
+    "\\`": "a backslash before each backtick (\\`) where the file has the backtick alone: drop the backslashes",
+    "\\\\": "doubled backslashes (\\\\) where the file has single ones (\\): write each backslash once",
+    "html_entity": "HTML entities (such as &lt; or &amp;) where the file has the characters themselves",
+}
+_PREFIX_RULE = {
+    "number_tab": "the number and the one tab after it",
+    "number_arrow": "the number and the → after it",
+    "padded_pipe": "the number and the '| ' after it",
+    "number_pipe": "the number and the ' | ' after it",
+    "l_number": "the 'L', the number and the ': ' after it",
+    "number_colon": "the number and the ': ' after it",
+    "number_colon_bare": "the number and the ':' after it",
+}
+
+
+def not_found_message(head: str, details: Mapping[str, Any]) -> str:
+    kind = details.get("kind")
+    candidate = [(int(n), str(text)) for n, text in details.get("candidate") or []]
+    line = details.get("line")
+    if not kind or not candidate:
+        searched_to = details.get("searched_to")
+        where = (
+            f"in lines 1–{searched_to:,} (past them only lines sharing its rarer parts were compared)"
+            if isinstance(searched_to, int)
+            else "in the file"
+        )
+        return (
+            f"{head}, and nothing similar was found {where} — read the file again and copy old_string exactly from it"
+        )
+    named = frozenset(str(d.get("char", "")) for d in details.get("differences") or [] if d.get("char"))
+    shown = excerpt(candidate, named)
+    if kind == "already_applied":
+        return (
+            f"{head}, but new_string is already in the file at line {line} — the edit looks applied already; "
+            f"nothing was changed now. Check it there before editing again:\n{shown}"
+        )
+    sentences: list[str] = []
+    if details.get("prefix_format"):
+        rule = _PREFIX_RULE.get(str(details["prefix_format"]), "the number and its separator")
+        sentences.append(
+            f"old_string starts its lines with line-number prefixes copied from a read ({details['prefix']!r}); "
+            f"remove from each line only {rule} — what follows is the line itself, indentation included"
+        )
+    if kind == "over_escaped":
+        sentences.append(f"old_string has {_ESCAPES.get(str(details.get('escape')), 'escapes the file does not have')}")
+    elif kind == "cr_in_old_string":
+        sentences.append("it differs only in line endings: write line breaks in old_string as \\n, with no \\r")
+    elif kind == "cr_in_file":
+        sentences.append(
+            "it differs only in line endings: this file breaks lines with a bare \\r (carriage return), "
+            "so write them as \\r in old_string"
+        )
+    sentences.extend(_differences(details))
+    if kind == "partial" or details.get("missing_lines"):
+        sentences.extend(_partial(details))
+    if kind == "similar" or details.get("also") == "similar":
+        searched_to = details.get("searched_to")
+        where = (
+            f" in lines 1–{searched_to:,} (past them only lines sharing its rarer parts were compared)"
+            if isinstance(searched_to, int)
+            else ""
+        )
+        sentences.append(f"it is the most similar text{where}")
+    said = "; ".join(sentences) if sentences else "it differs"
+    return f"{head}. The closest text is at line {line}: {said}:\n{shown}\n— {_COPY}"
+
+
+def _differences(details: Mapping[str, Any]) -> list[str]:
+    out = []
+    for d in details.get("differences") or []:
+        sentence = _difference(d)
+        if sentence:
+            out.append(sentence)
+    return out
+
+
+def _difference(d: Mapping[str, Any]) -> str:
+    kind, line = d.get("kind"), d.get("line")
+    if kind == "trailing_whitespace":
+        file_has, old_has = str(d.get("file_has", "")), str(d.get("old_has", ""))
+        if file_has and not old_has:
+            return f"line {line} ends with {_blanks(file_has)} in the file, which old_string's line lacks"
+        if old_has and not file_has:
+            return f"old_string's line {d.get('old_line')} ends with {_blanks(old_has)}, which line {line} lacks"
+        return f"line {line} ends with {_blanks(file_has)} in the file, {_blanks(old_has)} in old_string"
+    if kind in ("tabs_vs_spaces", "indentation"):
+        what = "tabs vs spaces" if kind == "tabs_vs_spaces" else "indentation"
+        return (
+            f"{what}: line {line} is indented with {_blanks(str(d.get('file_has', '')))} in the file, "
+            f"{_blanks(str(d.get('old_has', '')))} in old_string"
+        )
+    if kind == "mixed_indentation":
+        where = "the file mixes tabs and spaces" if d.get("side") == "file" else "old_string mixes tabs and spaces"
+        return (
+            f"{where} in this block's indentation: line {line} has {_blanks(str(d.get('file_has', '')))} in the "
+            f"file, {_blanks(str(d.get('old_has', '')))} in old_string — copy each line's own indentation"
+        )
+    if kind == "whitespace":
+        return (
+            f"whitespace inside line {line} differs: at column {d.get('column')} the file has "
+            f"{_blanks(str(d.get('file_has', '')))}, old_string {_blanks(str(d.get('old_has', '')))}"
+        )
+    if kind in ("invisible_character", "lookalike_character"):
+        char = str(d.get("char", ""))
+        named = f"{d.get('code_point')} {d.get('name')}{_family(char)}"
+        instead = str(d.get("instead_of", ""))
+        escaped = "\\u" + f"{ord(char):04x}" if char else ""
+        at = f"line {line}, column {d.get('column')}"
+        if d.get("side") == "file":
+            if not instead:
+                return (
+                    f"{at}: the file has an invisible {named} (shown ⟨{d.get('code_point')}⟩) that old_string "
+                    f"lacks; put it in old_string ({escaped} in JSON)"
+                )
+            return (
+                f"{at}: the file has {named} (shown ⟨{d.get('code_point')}⟩) where old_string has {instead!r}; "
+                f"write that character ({escaped} in JSON)"
+            )
+        if not instead:
+            return f"{at}: old_string has an invisible {named} the file lacks; remove it"
+        return f"{at}: old_string has {named} where the file has {instead!r}; use {instead!r}"
+    if kind == "blank_lines":
+        gap, theirs = int(d.get("file_has", 0)), int(d.get("old_has", 0))
+        return f"after line {int(d.get('line', 1)) - 1} the file has {_count(gap, 'blank line')}, old_string {theirs}"
+    if kind == "cr_in_file":
+        return f"line {line} ends with a carriage return (\\r) in the file"
+    return ""
+
+
+def _family(char: str) -> str:
+    """What kind of look-alike ``char`` is, in words a model searches its memory by."""
+    if not char:
+        return ""
+    category = unicodedata.category(char)
+    if category in ("Pi", "Pf") or char in "\u201a\u201e\u2032\u2033\u00b4":
+        return " (a curly quote)"
+    if category == "Pd" or char == "\u2212":
+        return " (a dash, not a hyphen-minus)"
+    if category == "Zs":
+        return " (a space that is not the plain space)"
+    if char == "\u2026":
+        return " (an ellipsis character)"
+    return ""
+
+
+def _partial(details: Mapping[str, Any]) -> list[str]:
+    runs = details.get("matched_lines") or []
+    matched = ", ".join(
+        (
+            f"line {a} of old_string matches line {at}"
+            if a == b
+            else f"lines {a}–{b} of old_string match lines {at}–{at + b - a}"
+        )
+        for a, b, at in runs[:4]
+    )
+    missing = [int(n) for n in details.get("missing_lines") or []]
+    near = {int(n["old_line"]): n for n in details.get("near") or []}
+    out = [matched] if matched else []
+    described = []
+    for n in missing[:4]:
+        if n in near:
+            described.append(f"its line {n} differs from the file's line {near[n]['line']}")
+        else:
+            described.append(f"its line {n} is not in the file")
+    if len(missing) > 4:
+        described.append(f"and {len(missing) - 4} more lines are not")
+    out.extend(described)
+    return out
+
+
+def _blanks(text: str) -> str:
+    if not text:
+        return "no whitespace"
+    tabs, spaces = text.count("\t"), text.count(" ")
+    parts = []
+    if tabs:
+        parts.append(_count(tabs, "tab"))
+    if spaces:
+        parts.append(_count(spaces, "space"))
+    other = len(text) - tabs - spaces
+    if other:
+        parts.append(_count(other, "other blank"))
+    return " and ".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def visible(text: str, also: frozenset[str] = frozenset()) -> str:
+    """``text`` with invisible characters (other spaces than the space, zero-width and format
+    characters) and those in ``also`` (the look-alikes a difference names) shown as ``⟨U+XXXX⟩``."""
+    if text.isascii():
+        return text
+    return "".join(f"⟨U+{ord(c):04X}⟩" if _invisible(c) or c in also else c for c in text)
+
+
+def _invisible(char: str) -> bool:
+    return not char.isascii() and unicodedata.category(char) in ("Zs", "Cf", "Zl", "Zp")
+
+
+def excerpt(candidate: Sequence[tuple[int, str]], also: frozenset[str] = frozenset()) -> str:
+    return "\n".join(f"{n:>6}\t{visible(text, also)}" for n, text in candidate)
+
+
+def ambiguity_excerpt(context: Sequence[Sequence[Any]]) -> str:
+    """Each match's first line with a neighbour (what can make old_string unique), in file order;
+    lines shared by two matches shown once, a gap marked with '...'."""
+    rows = sorted({(int(n), str(text)) for match in context for n, text in match})
+    if not rows:
+        return ""
+    out: list[str] = []
+    for index, (n, text) in enumerate(rows):
+        if index and n > rows[index - 1][0] + 1:
+            out.append("   ...")
+        out.append(f"{n:>6}\t{visible(text)}")
+    return ":\n" + "\n".join(out) + "\n"

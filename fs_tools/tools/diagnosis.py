@@ -1,0 +1,843 @@
+"""Why an ``old_string`` was not found: the near-miss diagnosis (SPEC §15).
+
+It states facts — where the closest region is, and each difference by kind, line, column and code
+point — as structured details; the boundary words them. It is deterministic and bounded by size,
+never by a clock: the whole text is only ever searched by C-level ``str.find`` for a handful of
+needles, and every comparison after that is confined to a small window of lines. It runs on an
+immutable text after the file's lock is released (see ``Miss``).
+
+The order of the questions:
+
+1. Transforms of ``old_string`` alone that make it match exactly: a line-number prefix copied from a
+   read (any common format), over-escaping (a literal ``\\n``, doubled backslashes, ``\\"``, escaped
+   backticks, HTML entities), a stray carriage return.
+2. Whether the edit is already applied (``new_string`` is in the file).
+3. The region: lines of the file holding ``old_string``'s words, voted for by each of its lines, then
+   ``old_string``'s lines aligned with the region's on their normalised form. Each aligned pair that
+   differs is classified (tabs vs spaces, mixed indentation, depth, trailing whitespace, inner
+   whitespace, invisible or look-alike characters, line endings); blank-line runs of another length and
+   lines that are not there at all are named with which lines of ``old_string`` match where.
+4. When no line shares a word: the most similar lines, by a budgeted similarity search.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import heapq
+import html
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain, pairwise
+from typing import Any
+
+from fs_tools.errors import EditNotFound
+from fs_tools.tools.matching import after_newlines, line_start
+
+_CANDIDATE_LINES = 8
+_CANDIDATE_CHARS = 200
+_MAX_DIFFERENCES = 4
+_MAX_TOKENS = 10  # words of old_string searched for in the whole text, longest first
+_TOKEN_HITS = 40  # occurrences of each word looked at
+_WINDOW_EXTRA = 12  # lines of slack around a voted region (blank lines added or dropped)
+_MAX_ALIGNED = 400  # lines of old_string compared line by line
+
+# The similarity fallback's fixed budget: lines visited, characters compared, candidates scored in full.
+_COMPARE_CHARS = 300
+_CUTOFF = 0.5
+_LINE_BUDGET = 600  # lines compared one by one from the top; past them, lines sharing rare parts
+_COMPARE_BUDGET = 60_000
+_PIECES = 12  # three-character pieces of the anchor looked for past the budget
+_FULL_SCANS = 4  # searches of the whole text for a rare or absent word, per diagnosis
+_PIECE_HITS = 20
+_SCORE_BUDGET = 200
+_RARE_TOKENS = 8
+_BLOCK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Miss:
+    """An ``old_string`` that does not occur, with the text it was looked for in. The text is an
+    immutable snapshot, so the diagnosis can run after the file's lock is released."""
+
+    text: str
+    old: str
+    new: str
+    error: EditNotFound
+
+    def diagnosed(self) -> EditNotFound:
+        haystack = self.text.replace("\r\n", "\n") if "\r\n" in self.text else self.text
+        found = diagnose(haystack, self.old.replace("\r\n", "\n"), self.new.replace("\r\n", "\n"))
+        return EditNotFound(self.error.message, details={**found, **self.error.details})
+
+
+# --- 1. transforms of old_string alone --------------------------------------------------------------
+
+# Line-number prefixes as read tools print them; each takes the number and exactly one separator, so
+# the indentation after it is kept. The first format every non-blank line carries wins.
+_PREFIXES: list[tuple[str, re.Pattern[str]]] = [
+    ("number_tab", re.compile(r"^ *\d+\t")),  # cat -n, fs-tools read: "    12\t"
+    ("number_arrow", re.compile(r"^ *\d+→")),  # "    12→"
+    ("padded_pipe", re.compile(r"^\d+\| ")),  # "00012| "
+    ("number_pipe", re.compile(r"^ *\d+ ?\| ")),  # "  12 | "
+    ("l_number", re.compile(r"^L\d+: ?")),  # "L12: "
+    ("number_colon", re.compile(r"^ *\d+: ")),  # "12: "
+    ("number_colon_bare", re.compile(r"^ *\d+:")),  # "12:"
+]
+
+
+def _prefix_form(needle: str) -> tuple[str, str, str] | None:
+    """(format, first prefix as written, old_string without the prefixes) when every non-blank line of
+    ``needle`` starts with a line-number prefix of one format."""
+    lines = needle.split("\n")
+    filled = [line for line in lines if line.strip()]
+    if not filled:
+        return None
+    for name, pattern in _PREFIXES:
+        if all(pattern.match(line) for line in filled):
+            first = pattern.match(filled[0])
+            assert first is not None
+            stripped = "\n".join(pattern.sub("", line, count=1) for line in lines)
+            return name, first.group(0), stripped
+    return None
+
+
+_ENTITY = re.compile(r"&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);")
+
+
+def _unescapes(needle: str) -> Iterator[tuple[str, str]]:
+    """(what was over-escaped, old_string as meant) for each way ``needle`` may have been escaped once
+    too often, most specific first."""
+    if "\\" in needle:
+        if "\\n" in needle or "\\t" in needle:
+            full = needle.replace("\\\\", "\x00").replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "")
+            full = full.replace('\\"', '"').replace("\\'", "'").replace("\\`", "`").replace("\x00", "\\")
+            yield ("\\n" if "\\n" in needle else "\\t"), full
+        if '\\"' in needle or "\\'" in needle:
+            yield '\\"' if '\\"' in needle else "\\'", needle.replace('\\"', '"').replace("\\'", "'")
+        if "\\`" in needle:
+            yield "\\`", needle.replace("\\`", "`")
+        if "\\\\" in needle:
+            yield "\\\\", needle.replace("\\\\", "\\")
+    if _ENTITY.search(needle):
+        unescaped = html.unescape(needle)
+        if unescaped != needle:
+            yield "html_entity", unescaped
+
+
+# --- characters ------------------------------------------------------------------------------------
+
+_INVISIBLE = {0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x00AD, 0x180E}
+_LOOKALIKE = {
+    **{c: " " for c in (0x00A0, 0x1680, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000)},
+    **{c: "'" for c in (0x2018, 0x2019, 0x201A, 0x201B, 0x2032, 0x00B4)},
+    **{c: '"' for c in (0x201C, 0x201D, 0x201E, 0x201F, 0x2033, 0x00AB, 0x00BB)},
+    **{c: "-" for c in (0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212)},
+    0x2026: "...",
+}
+_PLAIN = str.maketrans({**{c: None for c in _INVISIBLE}, **_LOOKALIKE, 0x0D: None})
+# The same, keeping every character's place: look-alikes become their ASCII character (the first of it).
+_PLAIN_SAME_LENGTH = str.maketrans({c: plain[0] for c, plain in _LOOKALIKE.items()})
+_PART_TRIES = 2_000
+_WORD = re.compile(r"[A-Za-z0-9_]{3,}")
+_WORD_PART = re.compile(r"[A-Za-z]{3,}|[0-9]{3,}")
+_PIECE = re.compile(r"\w{3}")
+_BLANKS = re.compile(r"[ \t]+")
+
+
+def _key(line: str) -> str:
+    """A line as compared for alignment: look-alike characters as ASCII, invisible ones and CRs gone,
+    whitespace runs as one space, no leading or trailing whitespace."""
+    return _BLANKS.sub(" ", line.translate(_PLAIN)).strip()
+
+
+def code_point(char: str) -> str:
+    return f"U+{ord(char):04X}"
+
+
+def char_name(char: str) -> str:
+    return unicodedata.name(char, "CONTROL CHARACTER" if ord(char) < 0x20 else "UNNAMED CHARACTER")
+
+
+# --- the diagnosis ---------------------------------------------------------------------------------
+
+
+def diagnose(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
+    """Where the closest candidate is and how ``needle`` differs from it (see the module's docstring).
+
+    ``haystack`` and ``needle`` have LF line breaks. The result's ``kind`` is the main difference (None
+    when nothing similar was found); ``differences`` lists the facts; ``candidate`` the lines."""
+    total = haystack.count("\n") + 1
+    prefix = _prefix_form(needle)
+    working = needle
+    found: dict[str, Any] = {}
+    if prefix is not None:
+        form, sample, working = prefix
+        found = {"prefix": sample, "prefix_format": form}
+        position = haystack.find(working) if working.strip() else -1
+        if position >= 0:
+            return {"kind": "line_number_prefix", **_located(haystack, position, working, total), **found}
+    for escaped, meant in _unescapes(working):
+        position = haystack.find(meant) if meant.strip() else -1
+        if position >= 0:
+            return {"kind": "over_escaped", "escape": escaped, **_located(haystack, position, meant, total), **found}
+    if "\r" in working:
+        for meant in (working.replace("\r", ""), working.replace("\r", "\n")):
+            position = haystack.find(meant) if meant.strip() else -1
+            if position >= 0:
+                return {"kind": "cr_in_old_string", **_located(haystack, position, meant, total), **found}
+    elif "\n" in working and "\r" in haystack:  # a file whose lines break at a bare CR
+        position = haystack.find(working.replace("\n", "\r"))
+        if position >= 0:
+            return {"kind": "cr_in_file", **_located(haystack, position, working, total), **found}
+    applied = _already_applied(haystack, working, new)
+    if applied is not None:
+        return {"kind": "already_applied", **_located(haystack, applied, new, total), **found}
+    finder = _Finder(haystack)
+    region = _region(finder, working, total)
+    if region is not None:
+        compared = _compare(haystack, working, region, total)
+        if compared is None and region.weight >= 0.5:
+            compared = _similar_in(haystack, working, region, total)
+        if compared is not None:
+            if found:  # the prefix is named first; the rest still applies to old_string without it
+                compared = {**compared, "kind": "line_number_prefix", "also": compared.get("kind"), **found}
+            return compared
+    nearest = _nearest(finder, working)
+    if found and nearest.get("kind"):
+        nearest = {**nearest, "kind": "line_number_prefix", "also": "similar"}
+    return {**nearest, **found}
+
+
+def _located(haystack: str, position: int, text: str, total: int) -> dict[str, Any]:
+    line = haystack.count("\n", 0, position) + 1
+    offset = haystack.rfind("\n", 0, position) + 1
+    span = max(1, min(text.count("\n") + 1, total - line + 1))
+    return {"line": line, "candidate": _candidate(haystack, offset, line, span)}
+
+
+def _already_applied(haystack: str, needle: str, new: str) -> int | None:
+    """Where ``new`` is in the text, when it is substantial and not part of ``needle``: the edit looks
+    applied already (an agent retrying an edit that succeeded, or the same change made twice)."""
+    meant = new.strip("\n")
+    if len(_key(meant)) < 6 or meant in needle:
+        return None
+    position = haystack.find(meant)
+    return position if position >= 0 else None
+
+
+class _Finder:
+    """Where words occur in the text: each word searched once (C-level ``str.find``), at most ``limit``
+    hits, and at most ``_FULL_SCANS`` searches that run to the end of the text (a rare or absent
+    word): past that budget a word counts as absent. The budget is in searches, not seconds, so the
+    same call always gets the same answer."""
+
+    def __init__(self, haystack: str) -> None:
+        self.haystack = haystack
+        self._found: dict[str, list[int]] = {}
+        self.full_scans = 0
+
+    def positions(self, word: str, limit: int) -> list[int]:
+        if word in self._found:
+            return self._found[word][:limit]
+        if self.full_scans >= _FULL_SCANS:
+            return []
+        found: list[int] = []
+        position = self.haystack.find(word)
+        while position >= 0 and len(found) < limit:
+            found.append(position)
+            position = self.haystack.find(word, position + len(word))
+        if len(found) < limit:
+            self.full_scans += 1  # the search ran to the end of the text
+        self._found[word] = found
+        return found
+
+
+@dataclass(frozen=True)
+class _Region:
+    start: int  # first line of the window (1-based)
+    stop: int  # last line of the window
+    voted: int  # the line old_string's first line most likely is
+    weight: float  # the votes for it (a word found once in the file weighs 1)
+
+
+def _region(finder: _Finder, needle: str, total: int) -> _Region | None:
+    """The lines of the text that ``needle``'s lines point at: its longest words (and the parts of
+    its identifiers) are looked for in the whole text (C-level finds, a bounded number of hits), and
+    each hit on a line votes for where ``needle`` would start if that line were its line — a rare word
+    (few hits) weighs more than a common one."""
+    haystack = finder.haystack
+    needle_lines = needle.split("\n")[:_MAX_ALIGNED]
+    ranks: list[tuple[int, int, str, int]] = []  # (rank within its line, -length, word, needle line)
+    taken: set[str] = set()
+    for index, line in enumerate(needle_lines):
+        found = set(_WORD.findall(line)) | set(_WORD_PART.findall(line))
+        for rank, word in enumerate(sorted(found, key=lambda w: (-len(w), w))[:3]):
+            if word not in taken:
+                taken.add(word)
+                ranks.append((rank, -len(word), word, index))
+    if not ranks:
+        return None
+    hits: list[tuple[int, int, float]] = []  # (position in the text, needle line, weight)
+    for _, _, word, index in sorted(ranks)[:_MAX_TOKENS]:  # each line's longest word first
+        positions = finder.positions(word, _TOKEN_HITS)
+        hits.extend((p, index, 1.0 / len(positions)) for p in positions)
+    if not hits:
+        return None
+    hits.sort()
+    weights: dict[tuple[int, int], float] = {}  # (start, needle line) -> its best word's weight
+    number, counted = 1, 0
+    for position, index, weight in hits:
+        number += haystack.count("\n", counted, position)
+        counted = position
+        key = (number - index, index)
+        weights[key] = max(weights.get(key, 0.0), weight)
+    votes: dict[int, float] = {}
+    for (start, _), weight in weights.items():
+        votes[start] = votes.get(start, 0.0) + weight
+    # Nearby starts (a blank line more or less) pool their votes; the earliest best start wins ties.
+    pooled = {s: sum(votes.get(s + d, 0.0) for d in range(-3, 4)) for s in votes}
+    best = min(pooled, key=lambda s: (-round(pooled[s], 9), -round(votes[s], 9), s))
+    start = max(1, best - _WINDOW_EXTRA // 2)
+    stop = min(total, max(start, best + len(needle_lines) + _WINDOW_EXTRA))
+    return _Region(start, stop, best, pooled[best])
+
+
+def _window_lines(haystack: str, start: int, stop: int) -> list[str]:
+    offset = line_start(haystack, start)
+    return haystack[offset : after_newlines(haystack, offset, stop - start + 1)].split("\n")[: stop - start + 1]
+
+
+def _compare(haystack: str, needle: str, region: _Region, total: int) -> dict[str, Any] | None:
+    """``needle``'s lines aligned with the region's, and each difference named."""
+    mine = needle.split("\n")[:_MAX_ALIGNED]
+    theirs = _window_lines(haystack, region.start, region.stop)
+    mine_keys = [_key(line) for line in mine]
+    their_keys = [_key(line) for line in theirs]
+    matcher = difflib.SequenceMatcher(None, mine_keys, their_keys, autojunk=False)
+    pairs: list[tuple[int, int]] = []  # (needle line index, window line index)
+    replaced: list[tuple[range, range]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs.extend(zip(range(i1, i2), range(j1, j2), strict=True))
+        elif tag == "replace":
+            replaced.append((range(i1, i2), range(j1, j2)))
+    pairs, cut = _with_fragments(mine_keys, their_keys, pairs, theirs)
+    filled = [i for i, key in enumerate(mine_keys) if key]
+    matched_filled = [i for i, j in pairs if mine_keys[i]]
+    if not matched_filled:
+        return None
+    # The region actually covered: from the first to the last file line paired with a needle line.
+    first_j = min(j for i, j in pairs if mine_keys[i])
+    last_j = max(j for i, j in pairs if mine_keys[i])
+    last_i = len(mine) - 1
+    differences: list[dict[str, Any]] = []
+    for i, j in pairs:
+        file_line = cut.get(i, theirs[j])
+        found = _line_differences(mine[i], file_line, i + 1, region.start + j, first=i == 0, last=i == last_i)
+        if i in cut and i == 0:  # a part of the file's line: columns count from the line's start
+            for difference in found:
+                if "column" in difference:
+                    difference["column"] += theirs[j].find(file_line)
+        differences.extend(found)
+    differences.extend(_indentation_mix(mine, theirs, pairs, region.start))
+    blank = _blank_runs(mine_keys, their_keys, pairs, region.start)
+    differences.extend(blank)
+    missing = [i for i in filled if i not in set(matched_filled)]
+    near: list[dict[str, Any]] = []
+    for lines_mine, lines_theirs in replaced:
+        for i in lines_mine:
+            if not mine_keys[i]:
+                continue
+            best = max(
+                ((difflib.SequenceMatcher(None, mine_keys[i], their_keys[j]).ratio(), j) for j in lines_theirs),
+                default=(0.0, -1),
+            )
+            if best[0] >= _CUTOFF:
+                near.append({"old_line": i + 1, "line": region.start + best[1], "similarity": round(best[0], 2)})
+    kinds = _kinds(differences)
+    line = region.start + first_j
+    span = last_j - first_j + 1
+    result: dict[str, Any] = {
+        "line": line,
+        "differences": _focused(differences),
+        "candidate": _candidate_around(haystack, line, span, differences, near),
+    }
+    if missing:
+        # Every missing line has a like line where it belongs: a typo or a small change, not lines
+        # that are not there.
+        alike = {n["old_line"] for n in near}
+        result["kind"] = "similar" if all(i + 1 in alike for i in missing) else "partial"
+        result["matched_lines"] = _runs([(i + 1, region.start + j) for i, j in pairs if mine_keys[i]])
+        result["missing_lines"] = [i + 1 for i in missing]
+        result["near"] = near[:_MAX_DIFFERENCES]
+        if kinds:
+            result["kinds"] = kinds
+        return result
+    if not kinds:
+        return None  # every line matches on its key and nothing differs: not a miss this can explain
+    result["kind"] = kinds[0]
+    if len(kinds) > 1:
+        result["kinds"] = kinds
+    return result
+
+
+def _similar_in(haystack: str, needle: str, region: _Region, total: int) -> dict[str, Any] | None:
+    """The region's line most like ``needle``'s first line, when the region was found by a rare word
+    and no line matches even loosely (a typo in every line)."""
+    mine = needle.split("\n")
+    first = next((i for i, line in enumerate(mine) if line.strip()), 0)
+    anchor = _key(mine[first])[:_COMPARE_CHARS]
+    theirs = _window_lines(haystack, region.start, region.stop)
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(anchor)
+    best: tuple[float, int, int] | None = None  # (ratio to 2 places, -distance from the voted line, j)
+    for j, line in enumerate(theirs):
+        matcher.set_seq1(_key(line)[:_COMPARE_CHARS])
+        ratio = round(matcher.ratio(), 2)
+        ranked = (ratio, -abs(region.start + j - first - region.voted), -j)
+        if ratio >= _CUTOFF and (best is None or ranked > best):
+            best = ranked
+    if best is None:
+        return None
+    number = max(1, region.start - best[2] - first)
+    span = max(1, min(len(mine), total - number + 1))
+    return {
+        "kind": "similar",
+        "line": number,
+        "similarity": round(best[0], 2),
+        "candidate": _candidate(haystack, line_start(haystack, number), number, span),
+    }
+
+
+_KIND_ORDER = [
+    "invisible_character",
+    "lookalike_character",
+    "cr_in_file",
+    "trailing_whitespace",
+    "mixed_indentation",
+    "tabs_vs_spaces",
+    "indentation",
+    "whitespace",
+    "blank_lines",
+]
+
+
+def _kinds(differences: list[dict[str, Any]]) -> list[str]:
+    present = {d["kind"] for d in differences}
+    return [kind for kind in _KIND_ORDER if kind in present]
+
+
+def _focused(differences: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A few differences, every kind represented before any kind twice, in line order."""
+    chosen: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for difference in differences:
+        if difference["kind"] not in seen:
+            seen.add(difference["kind"])
+            chosen.append(difference)
+    for difference in differences:
+        if len(chosen) >= _MAX_DIFFERENCES:
+            break
+        if difference not in chosen:
+            chosen.append(difference)
+    return sorted(chosen[:_MAX_DIFFERENCES], key=lambda d: (d["line"], d.get("column", 0)))
+
+
+def _with_fragments(
+    mine_keys: list[str], their_keys: list[str], pairs: list[tuple[int, int]], theirs: list[str]
+) -> tuple[list[tuple[int, int]], dict[int, str]]:
+    """old_string's first line may start, and its last line end, inside a line of the file: pair them
+    with the file's line they are part of (and the part itself) when the alignment left them out."""
+    cut: dict[int, str] = {}
+    paired = {i for i, _ in pairs}
+    last = len(mine_keys) - 1
+    out = list(pairs)
+    if not pairs:  # one line, or nothing aligned: the first window line holding the first line's key
+        key = mine_keys[0]
+        for j, theirs_key in enumerate(their_keys):
+            if key and key in theirs_key:
+                part = _part(theirs[j], key, first=True, last=last == 0)
+                if part is not None:
+                    out.append((0, j))
+                    cut[0] = part
+                    break
+        return out, cut
+    ordered = sorted(pairs)
+    if 0 not in paired and mine_keys[0]:
+        i, j = ordered[0]
+        k = j - i  # where the first line would be
+        if 0 <= k < len(theirs) and their_keys[k].endswith(mine_keys[0]):
+            part = _part(theirs[k], mine_keys[0], first=True, last=False)
+            if part is not None:
+                out.insert(0, (0, k))
+                cut[0] = part
+    if last not in paired and last > 0 and mine_keys[last]:
+        i, j = ordered[-1]
+        k = j + (last - i)
+        if 0 <= k < len(theirs) and their_keys[k].startswith(mine_keys[last]):
+            part = _part(theirs[k], mine_keys[last], first=False, last=True)
+            if part is not None:
+                out.append((last, k))
+                cut[last] = part
+    return out, cut
+
+
+def _part(line: str, key: str, *, first: bool, last: bool) -> str | None:
+    """The part of ``line`` whose key is ``key``: its end (for old_string's first line), its start (for
+    the last line) or (for a one-line old_string) a part of it; None when there is none. Parts are
+    tried only from characters like the key's first one to characters like its last (bounded work)."""
+    if len(line) > _COMPARE_CHARS * 2 or not key:
+        return None
+    if _key(line) == key:
+        return line
+    plain = line.translate(_PLAIN_SAME_LENGTH)
+    begins = [b for b, c in enumerate(plain) if c == key[0]] if first else [0]
+    ends = [e + 1 for e, c in enumerate(plain) if c == key[-1]] if last else [len(line)]
+    tried = 0
+    for begin in reversed(begins):  # the latest start first: the shortest part
+        for end in ends:
+            if end <= begin:
+                continue
+            tried += 1
+            if tried > _PART_TRIES:
+                return None
+            if _key(line[begin:end]) == key:
+                return line[begin:end]
+    return None
+
+
+def _leading(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _line_differences(
+    mine: str, theirs: str, old_line: int, line: int, *, first: bool = False, last: bool = False
+) -> list[dict[str, Any]]:
+    """How one line of old_string differs from the file's line it was aligned with (same key). The
+    first line of old_string may start inside the file's line, and its last line end inside one: less
+    indentation on the first, or no trailing whitespace on the last, is not a difference."""
+    if mine == theirs:
+        return []
+    out: list[dict[str, Any]] = []
+    if theirs.endswith("\r") and not mine.endswith("\r"):
+        out.append({"kind": "cr_in_file", "line": line, "old_line": old_line})
+        theirs = theirs[:-1]
+    mine_core, theirs_core = mine.rstrip(" \t"), theirs.rstrip(" \t")
+    trailing_mine, trailing_theirs = mine[len(mine_core) :], theirs[len(theirs_core) :]
+    if trailing_mine != trailing_theirs and not (last and not trailing_mine):
+        out.append(
+            {
+                "kind": "trailing_whitespace",
+                "line": line,
+                "old_line": old_line,
+                "file_has": theirs[len(theirs_core) :],
+                "old_has": mine[len(mine_core) :],
+            }
+        )
+    lead_mine, lead_theirs = _leading(mine_core), _leading(theirs_core)
+    if first and lead_theirs.endswith(lead_mine):  # old_string starts inside the indentation: no difference
+        theirs_core = theirs_core[len(lead_theirs) - len(lead_mine) :]
+        lead_theirs = lead_mine
+    if lead_mine != lead_theirs and mine_core.strip() and theirs_core.strip():
+        kind = "tabs_vs_spaces" if ("\t" in lead_mine) != ("\t" in lead_theirs) else "indentation"
+        out.append({"kind": kind, "line": line, "old_line": old_line, "file_has": lead_theirs, "old_has": lead_mine})
+    body_mine, body_theirs = mine_core[len(lead_mine) :], theirs_core[len(lead_theirs) :]
+    if body_mine != body_theirs:
+        out.extend(_char_difference(body_mine, body_theirs, line, old_line, len(lead_theirs)))
+    return out
+
+
+def _char_difference(mine: str, theirs: str, line: int, old_line: int, indent: int) -> list[dict[str, Any]]:
+    """The first place two bodies with the same key part: an invisible or look-alike character (named
+    by code point and column), or a different run of whitespace."""
+    i = j = 0
+    while i < len(mine) and j < len(theirs):
+        a, b = mine[i], theirs[j]
+        if a == b:
+            i += 1
+            j += 1
+            continue
+        column = indent + j + 1
+        for char, side in ((b, "file"), (a, "old_string")):
+            if ord(char) in _INVISIBLE or ord(char) in _LOOKALIKE:
+                kind = "invisible_character" if ord(char) in _INVISIBLE else "lookalike_character"
+                other = a if side == "file" else b
+                return [
+                    {
+                        "kind": kind,
+                        "line": line,
+                        "old_line": old_line,
+                        "column": column,
+                        "side": side,
+                        "char": char,
+                        "code_point": code_point(char),
+                        "name": char_name(char),
+                        "instead_of": "" if ord(char) in _INVISIBLE else other,
+                    }
+                ]
+        if a in " \t" or b in " \t":
+            while i > 0 and j > 0 and mine[i - 1] in " \t" and theirs[j - 1] in " \t":
+                i, j = i - 1, j - 1  # back to where the run of blanks starts
+            run_mine = len(mine[i:]) - len(mine[i:].lstrip(" \t"))
+            run_theirs = len(theirs[j:]) - len(theirs[j:].lstrip(" \t"))
+            return [
+                {
+                    "kind": "whitespace",
+                    "line": line,
+                    "old_line": old_line,
+                    "column": indent + j + 1,
+                    "file_has": theirs[j : j + run_theirs],
+                    "old_has": mine[i : i + run_mine],
+                }
+            ]
+        return []  # pragma: no cover - equal keys differ only in the characters above
+    rest = theirs[j:] or mine[i:]
+    if rest and (ord(rest[0]) in _INVISIBLE):
+        side = "file" if theirs[j:] else "old_string"
+        return [
+            {
+                "kind": "invisible_character",
+                "line": line,
+                "old_line": old_line,
+                "column": indent + j + 1,
+                "side": side,
+                "char": rest[0],
+                "code_point": code_point(rest[0]),
+                "name": char_name(rest[0]),
+                "instead_of": "",
+            }
+        ]
+    return []
+
+
+def _indentation_mix(
+    mine: list[str], theirs: list[str], pairs: list[tuple[int, int]], start: int
+) -> list[dict[str, Any]]:
+    """The file's block mixes tabs and spaces in its indentation where old_string uses one kind."""
+    theirs_leads = [_leading(theirs[j]) for _, j in pairs if theirs[j].strip()]
+    mine_leads = [_leading(mine[i]) for i, _ in pairs if mine[i].strip()]
+    file_mixed = any("\t" in lead for lead in theirs_leads) and any(" " in lead for lead in theirs_leads)
+    mine_mixed = any("\t" in lead for lead in mine_leads) and any(" " in lead for lead in mine_leads)
+    if file_mixed == mine_mixed:
+        return []
+    for i, j in pairs:
+        if _leading(mine[i]) != _leading(theirs[j]) and theirs[j].strip():
+            return [
+                {
+                    "kind": "mixed_indentation",
+                    "line": start + j,
+                    "old_line": i + 1,
+                    "side": "file" if file_mixed else "old_string",
+                    "file_has": _leading(theirs[j]),
+                    "old_has": _leading(mine[i]),
+                }
+            ]
+    return []
+
+
+def _blank_runs(
+    mine_keys: list[str], their_keys: list[str], pairs: list[tuple[int, int]], start: int
+) -> list[dict[str, Any]]:
+    """Between two aligned lines, a run of blank lines of another length."""
+    out: list[dict[str, Any]] = []
+    filled = [(i, j) for i, j in pairs if mine_keys[i]]
+    for (i1, j1), (i2, j2) in pairwise(filled):
+        gap_mine, gap_theirs = i2 - i1 - 1, j2 - j1 - 1
+        if gap_mine == gap_theirs:
+            continue
+        if all(not k for k in mine_keys[i1 + 1 : i2]) and all(not k for k in their_keys[j1 + 1 : j2]):
+            out.append(
+                {
+                    "kind": "blank_lines",
+                    "line": start + j1 + 1,
+                    "old_line": i1 + 2,
+                    "file_has": gap_theirs,
+                    "old_has": gap_mine,
+                }
+            )
+    return out
+
+
+def _runs(pairs: list[tuple[int, int]]) -> list[list[int]]:
+    """Consecutive (old_string line, file line) pairs as [first old line, last old line, first file line]."""
+    runs: list[list[int]] = []
+    for mine, theirs in pairs:
+        if runs and mine == runs[-1][1] + 1 and theirs == runs[-1][2] + (mine - runs[-1][0]):
+            runs[-1][1] = mine
+        else:
+            runs.append([mine, mine, theirs])
+    return runs
+
+
+def _candidate_around(
+    haystack: str, line: int, span: int, differences: list[dict[str, Any]], near: list[dict[str, Any]]
+) -> list[tuple[int, str]]:
+    """The region's lines; a long region is cut to the lines around its first difference."""
+    if span <= _CANDIDATE_LINES:
+        return _candidate(haystack, line_start(haystack, line), line, span)
+    marks = [d["line"] for d in differences] + [n["line"] for n in near]
+    first = min(marks) if marks else line
+    begin = max(line, first - 2)
+    return _candidate(haystack, line_start(haystack, begin), begin, _CANDIDATE_LINES)
+
+
+def _candidate(haystack: str, offset: int, line: int, span: int) -> list[tuple[int, str]]:
+    lines = haystack[offset : after_newlines(haystack, offset, min(span, _CANDIDATE_LINES))].split("\n")
+    return [
+        (n, text[:_CANDIDATE_CHARS] + ("…" if len(text) > _CANDIDATE_CHARS else ""))
+        for n, text in enumerate(lines[: min(span, _CANDIDATE_LINES)], line)
+    ]
+
+
+# --- 4. the similarity fallback --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Line:
+    number: int  # 1-based
+    offset: int  # where it starts in the haystack
+    text: str
+
+
+def _nearest(finder: _Finder, needle: str) -> dict[str, Any]:
+    """The lines most like ``needle``: its first non-blank line against lines of the file (each cut to
+    a few hundred characters), then the best few windows against the whole needle (also cut).
+
+    The lines sharing the anchor's rarest words, or most of a few of its three-character pieces, are
+    always scored (C-level finds, bounded hits). The other lines are visited in order until the budget
+    of lines or characters is spent, and of those only the ones that could score best (by the cheap
+    upper bound ``quick_ratio``) are scored in full."""
+    haystack = finder.haystack
+    needle_lines = needle.split("\n")
+    anchor = next((line.strip() for line in needle_lines if line.strip()), "")[:_COMPARE_CHARS]
+    if not anchor:
+        return {"kind": None}
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(anchor)
+    rare = [_compared(line) for line in _lines_sharing_rare_words(finder, anchor)]
+    seen = {line.number for line in rare}
+    if haystack.count("\n", 0, _COMPARE_BUDGET * 2) >= _LINE_BUDGET or len(haystack) > _COMPARE_BUDGET:
+        for line in _lines_sharing_pieces(finder, anchor):
+            if line.number not in seen:
+                seen.add(line.number)
+                rare.append(_compared(line))
+    hopeful: list[tuple[float, int, _Line]] = []  # a min-heap of (bound, -number, line): the best kept
+    compared = 0
+    searched_to: int | None = None  # the last line visited, when the budget ran out before the end
+    for visited, line in enumerate(line for line in _lines(haystack) if line.number not in seen):
+        if visited >= _LINE_BUDGET or compared >= _COMPARE_BUDGET:
+            searched_to = line.number - 1
+            break
+        line = _compared(line)
+        compared += len(line.text)
+        bound = _bound(matcher, line.text)
+        if bound is not None:
+            heapq.heappush(hopeful, (bound, -line.number, line))
+            if len(hopeful) > _SCORE_BUDGET:
+                heapq.heappop(hopeful)
+    scored: list[tuple[float, int, _Line]] = []  # the five most similar lines, earlier lines winning ties
+    for line in chain(rare, (line for _, _, line in hopeful)):
+        if _bound(matcher, line.text) is None:
+            continue
+        ratio = matcher.ratio()
+        if ratio >= _CUTOFF:
+            heapq.heappush(scored, (ratio, -line.number, line))
+            if len(scored) > 5:
+                heapq.heappop(scored)
+    span = len(needle_lines)
+    best: tuple[float, _Line] | None = None
+    for _, _, line in scored:
+        window = _window(haystack, line.offset, span)
+        ratio = difflib.SequenceMatcher(None, window, needle[: _COMPARE_CHARS * 4]).ratio()
+        if best is None or ratio > best[0] or (ratio == best[0] and line.number < best[1].number):
+            best = (ratio, line)
+    partial = {} if searched_to is None else {"searched_to": searched_to}  # said, so no claim covers the rest
+    if best is None:
+        return {"kind": None, **partial}
+    ratio, line = best
+    return {
+        "kind": "similar",
+        "line": line.number,
+        "similarity": round(ratio, 2),
+        "candidate": _candidate(haystack, line.offset, line.number, span),
+        **partial,
+    }
+
+
+def _compared(line: _Line) -> _Line:
+    """The part of a line similarity is judged on."""
+    return _Line(line.number, line.offset, line.text.strip()[:_COMPARE_CHARS])
+
+
+def _bound(matcher: difflib.SequenceMatcher[str], text: str) -> float | None:
+    """``quick_ratio`` of ``text`` against the anchor (an upper bound of ``ratio``), or None when even
+    that is under the cutoff; ``text`` stays set in ``matcher``."""
+    if not text:
+        return None
+    matcher.set_seq1(text)
+    if matcher.real_quick_ratio() < _CUTOFF:
+        return None
+    bound = matcher.quick_ratio()
+    return bound if bound >= _CUTOFF else None
+
+
+def _lines(text: str) -> Iterator[_Line]:
+    """Every line of ``text``, split a block at a time."""
+    number, start = 1, 0
+    while True:
+        stop = text.find("\n", start + _BLOCK)
+        block = text[start:] if stop < 0 else text[start:stop]
+        for line in block.split("\n"):
+            yield _Line(number, start, line)
+            number += 1
+            start += len(line) + 1
+        if stop < 0:
+            return
+
+
+def _lines_sharing_rare_words(finder: _Finder, anchor: str, words: int = 3, hits: int = 50) -> list[_Line]:
+    """The lines holding the first ``hits`` occurrences of each of the anchor's ``words`` rarest words
+    that occur at all (C-level searches), in file order."""
+    tokens = sorted(set(re.findall(r"\w{3,}", anchor)), key=lambda t: (-len(t), t))[:_RARE_TOKENS]
+    counted = sorted((len(found), token) for token in tokens if (found := finder.positions(token, hits)))
+    positions = sorted({p for _, token in counted[:words] for p in finder.positions(token, hits)})
+    return _lines_at_positions(finder.haystack, positions)
+
+
+def _lines_at_positions(haystack: str, positions: list[int]) -> list[_Line]:
+    """The lines holding each of the sorted ``positions``, once each, in file order."""
+    found: dict[int, _Line] = {}
+    number, counted_to = 1, 0
+    for position in positions:
+        number += haystack.count("\n", counted_to, position)
+        counted_to = position
+        if number not in found:
+            offset = haystack.rfind("\n", 0, position) + 1
+            end = haystack.find("\n", position)
+            found[number] = _Line(number, offset, haystack[offset : end if end >= 0 else len(haystack)])
+    return list(found.values())
+
+
+def _lines_sharing_pieces(finder: _Finder, anchor: str, keep: int = 50) -> list[_Line]:
+    """The ``keep`` lines holding the most of a few three-character pieces of the anchor (letters,
+    digits and underscores only), spread along it; earlier lines win ties."""
+    pieces = sorted({anchor[i : i + 3] for i in range(len(anchor) - 2) if _PIECE.fullmatch(anchor[i : i + 3])})
+    if not pieces:
+        return []
+    step = max(1, len(pieces) // _PIECES)
+    positions = sorted((p, piece) for piece in pieces[::step][:_PIECES] for p in finder.positions(piece, _PIECE_HITS))
+    lines = _lines_at_positions(finder.haystack, [p for p, _ in positions])
+    starts = [line.offset for line in lines]
+    hits: dict[int, set[str]] = {}
+    for position, piece in positions:
+        hits.setdefault(bisect.bisect_right(starts, position) - 1, set()).add(piece)
+    best = sorted(hits, key=lambda i: (-len(hits[i]), i))[:keep]
+    return [lines[i] for i in sorted(best)]
+
+
+def _window(haystack: str, offset: int, span: int) -> str:
+    """``span`` lines from ``offset``, joined and cut to a few hundred characters."""
+    return "\n".join(haystack[offset : offset + _COMPARE_CHARS * 4].split("\n")[:span])

@@ -84,7 +84,9 @@ def _rows_for(session: Session, size: str, kinds: dict[str, str], smoke: bool) -
 
 def _failing(session: Session, old: str) -> Callable[[], None]:
     def call() -> None:
-        result = session.call("edit", {"file_path": "f.py", "old_string": old, "new_string": "x = 1"})
+        first, _, rest = old.partition("\n")  # a realistic new_string: the block with its first line changed
+        new = first + "  # changed by the benchmark" + ("\n" + rest if rest else "")
+        result = session.call("edit", {"file_path": "f.py", "old_string": old, "new_string": new})
         assert result.error is not None and result.error.code == "FS_EDIT_NOT_FOUND", result.text
 
     return call

@@ -31,6 +31,7 @@ from fs_tools.errors import (
     NotObserved,
     NotRegularFile,
     NotText,
+    OmissionPlaceholder,
     PermissionDenied,
     SandboxDenied,
     StaleVersion,
@@ -115,9 +116,8 @@ def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
         where += f" and {count - len(lines)} more"
     shown = diagnostics.ambiguity_excerpt(details.get("context") or [])
     return (
-        f"{exc.message}, at lines {where}{_nothing_applied(details)}{shown or ' '}— include a neighbouring line that "
-        "differs between them in old_string so it matches exactly once, or set replace_all to true to replace "
-        "every occurrence"
+        f"{exc.message}, at lines {where}{_nothing_applied(details)}{shown or ' '}— add a neighbouring line "
+        "that differs to old_string so it matches once, or set replace_all to true to replace every occurrence"
     )
 
 
@@ -134,6 +134,15 @@ def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[s
 
 
 def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    suggested = [str(path) for path in details.get("did_you_mean") or []]
+    if suggested:
+        listed = f"{suggested[0]!r}" if len(suggested) == 1 else "one of " + ", ".join(repr(p) for p in suggested)
+        create = (
+            f" (to create a new file, use {tools['write']})"
+            if details.get("intent") == "edit" and "write" in tools
+            else ""
+        )
+        return f"{exc.message} — did you mean {listed}?{create}"
     if details.get("intent") == "edit" and "write" in tools:
         return f"{exc.message} — to create it, use {tools['write']}"
     if details.get("reason") == "offset":
@@ -142,6 +151,24 @@ def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
             return f"{exc.message} — the file is empty; read it without an offset"
         return f"{exc.message} — use an offset between 1 and {total}"
     return exc.message
+
+
+_NOT_TEXT_STEP = {
+    "image": "fs-tools cannot show images yet; ask the user what it shows, or leave it alone",
+    "document": "fs-tools cannot read PDF documents yet; ask the user for a text version",
+    "archive": "it is not text to read or edit: leave it alone, or ask the user what is in it",
+    "binary": "it is a program or a database, not text: leave it alone",
+    "media": "it is audio or video, not text: leave it alone",
+    "utf16": "fs-tools reads and edits UTF-8 only: ask the user to convert it to UTF-8",
+    "encoding": "fs-tools reads and edits UTF-8 only: ask the user to convert it to UTF-8",
+}
+
+
+def _not_text(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    appears, family = details.get("appears"), details.get("family")
+    if not appears:
+        return f"{exc.message} — it is not UTF-8 text: leave it alone, or ask the user what it is"
+    return f"{exc.message}; it appears to be {appears} — {_NOT_TEXT_STEP.get(str(family), 'leave it alone')}"
 
 
 def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
@@ -191,6 +218,15 @@ def _not_empty(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
     return f"{exc.message} — delete its entries first"
 
 
+def _placeholder(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    if str(details.get("pointer", "")) == "content" and "edit" in tools:
+        return (
+            f"{exc.message} — write out the code it stands for, or change only the lines you mean with "
+            f"{tools['edit']} (its old_string covering just them)"
+        )
+    return f"{exc.message} — write out the code it stands for, or make old_string cover only the lines you change"
+
+
 def _busy(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     return f"{exc.message} — another program is writing there; retry the call in a moment"
 
@@ -235,7 +271,11 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
     ),
     NotDirectory: Remedy("Use the path of a directory (list shows what is where)."),
     NotRegularFile: Remedy("Read files only; use list to see a directory's entries.", _not_regular),
-    NotText: Remedy("fs-tools edits UTF-8 text only; leave the file alone or ask the user."),
+    NotText: Remedy(
+        "fs-tools reads and edits UTF-8 text only; the message says what the file appears to be — leave it "
+        "alone or ask the user.",
+        _not_text,
+    ),
     TooLarge: Remedy(
         "Edit and write work on files up to the host's limit; read still pages through larger files with "
         "offset and limit.",
@@ -272,6 +312,11 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
     Busy: Remedy("Nothing was changed; another program is writing there. Retry the call in a moment.", _busy),
     Aborted: Remedy("Nothing was committed; through a tool this surfaces as TOOL_ABORTED."),
     NotEmpty: Remedy("Delete the directory's entries first (list shows them), then the directory.", _not_empty),
+    OmissionPlaceholder: Remedy(
+        "Write out the code the placeholder stands for; to change part of a file, edit only the lines you "
+        "change (an old_string covering just them).",
+        _placeholder,
+    ),
     AlreadyExists: Remedy(
         "Pass overwrite=true to replace a file you have read, or choose another destination.", _already_exists
     ),

@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-_COPY = "copy old_string exactly as the file has it (each line without read's line-number prefix), then retry"
+_COPY = "copy old_string from these lines, then retry"
 _ESCAPES = {
     "\\n": "a backslash and an n (\\n, two characters) where the file breaks the line: use real line breaks",
     "\\t": "a backslash and a t (\\t, two characters) where the file has a tab: use a real tab",
@@ -20,6 +20,9 @@ _ESCAPES = {
     "\\`": "a backslash before each backtick (\\`) where the file has the backtick alone: drop the backslashes",
     "\\\\": "doubled backslashes (\\\\) where the file has single ones (\\): write each backslash once",
     "html_entity": "HTML entities (such as &lt; or &amp;) where the file has the characters themselves",
+    "backslashes": (
+        "a backslash before characters the file has without one (such as \\` or \\$): drop those backslashes"
+    ),
 }
 _PREFIX_RULE = {
     "number_tab": "the number and the one tab after it",
@@ -49,16 +52,17 @@ def not_found_message(head: str, details: Mapping[str, Any]) -> str:
     named = frozenset(str(d.get("char", "")) for d in details.get("differences") or [] if d.get("char"))
     shown = excerpt(candidate, named)
     if kind == "already_applied":
+        loosely = " (but for whitespace)" if details.get("loosely") else ""
         return (
-            f"{head}, but new_string is already in the file at line {line} — the edit looks applied already; "
-            f"nothing was changed now. Check it there before editing again:\n{shown}"
+            f"{head}, but new_string is already in the file at line {line}{loosely} — the edit looks applied "
+            f"already; nothing was changed now. Check it there before editing again:\n{shown}"
         )
     sentences: list[str] = []
     if details.get("prefix_format"):
         rule = _PREFIX_RULE.get(str(details["prefix_format"]), "the number and its separator")
         sentences.append(
-            f"old_string starts its lines with line-number prefixes copied from a read ({details['prefix']!r}); "
-            f"remove from each line only {rule} — what follows is the line itself, indentation included"
+            f"old_string has read's line-number prefixes ({details['prefix']!r}): remove {rule} from each line, "
+            "keep the rest, indentation included"
         )
     if kind == "over_escaped":
         sentences.append(f"old_string has {_ESCAPES.get(str(details.get('escape')), 'escapes the file does not have')}")
@@ -70,7 +74,7 @@ def not_found_message(head: str, details: Mapping[str, Any]) -> str:
             "so write them as \\r in old_string"
         )
     sentences.extend(_differences(details))
-    if kind == "partial" or details.get("missing_lines"):
+    if kind == "partial" or details.get("missing_lines") or details.get("extra_lines"):
         sentences.extend(_partial(details))
     if kind == "similar" or details.get("also") == "similar":
         searched_to = details.get("searched_to")
@@ -88,9 +92,24 @@ def _differences(details: Mapping[str, Any]) -> list[str]:
     out = []
     for d in details.get("differences") or []:
         sentence = _difference(d)
-        if sentence:
-            out.append(sentence)
+        if not sentence:
+            continue
+        others = [int(n) for n in d.get("lines") or [] if n != d.get("line")]
+        if others:
+            sentence += f" (also {'line' if len(others) == 1 else 'lines'} {_numbers(others)})"
+        out.append(sentence)
     return out
+
+
+def _numbers(lines: Sequence[int]) -> str:
+    """1, 2, 3, 7 as '1–3, 7'."""
+    runs: list[list[int]] = []
+    for n in sorted(lines):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
 
 
 def _difference(d: Mapping[str, Any]) -> str:
@@ -111,8 +130,8 @@ def _difference(d: Mapping[str, Any]) -> str:
     if kind == "mixed_indentation":
         where = "the file mixes tabs and spaces" if d.get("side") == "file" else "old_string mixes tabs and spaces"
         return (
-            f"{where} in this block's indentation: line {line} has {_blanks(str(d.get('file_has', '')))} in the "
-            f"file, {_blanks(str(d.get('old_has', '')))} in old_string — copy each line's own indentation"
+            f"{where}: copy each line's own indentation (line {line}: {_blanks(str(d.get('file_has', '')))} "
+            f"in the file, {_blanks(str(d.get('old_has', '')))} in old_string)"
         )
     if kind == "whitespace":
         return (
@@ -127,14 +146,8 @@ def _difference(d: Mapping[str, Any]) -> str:
         at = f"line {line}, column {d.get('column')}"
         if d.get("side") == "file":
             if not instead:
-                return (
-                    f"{at}: the file has an invisible {named} (shown ⟨{d.get('code_point')}⟩) that old_string "
-                    f"lacks; put it in old_string ({escaped} in JSON)"
-                )
-            return (
-                f"{at}: the file has {named} (shown ⟨{d.get('code_point')}⟩) where old_string has {instead!r}; "
-                f"write that character ({escaped} in JSON)"
-            )
+                return f"{at}: the file has an invisible {named}, which old_string lacks ({escaped} in JSON)"
+            return f"{at}: the file has {named} where old_string has {instead!r} ({escaped} in JSON)"
         if not instead:
             return f"{at}: old_string has an invisible {named} the file lacks; remove it"
         return f"{at}: old_string has {named} where the file has {instead!r}; use {instead!r}"
@@ -164,14 +177,16 @@ def _family(char: str) -> str:
 
 def _partial(details: Mapping[str, Any]) -> list[str]:
     runs = details.get("matched_lines") or []
-    matched = ", ".join(
-        (
-            f"line {a} of old_string matches line {at}"
-            if a == b
-            else f"lines {a}–{b} of old_string match lines {at}–{at + b - a}"
+    matched = ""
+    if runs:
+        mine = ", ".join(str(a) if a == b else f"{a}–{b}" for a, b, _ in runs[:4])
+        theirs = ", ".join(str(at) if a == b else f"{at}–{at + b - a}" for a, b, at in runs[:4])
+        one = len(runs) == 1 and runs[0][0] == runs[0][1]
+        matched = (
+            f"old_string's line {mine} matches line {theirs}"
+            if one
+            else f"old_string's lines {mine} match lines {theirs}"
         )
-        for a, b, at in runs[:4]
-    )
     missing = [int(n) for n in details.get("missing_lines") or []]
     near = {int(n["old_line"]): n for n in details.get("near") or []}
     out = [matched] if matched else []
@@ -184,6 +199,9 @@ def _partial(details: Mapping[str, Any]) -> list[str]:
     if len(missing) > 4:
         described.append(f"and {len(missing) - 4} more lines are not")
     out.extend(described)
+    extra = [int(n) for n in details.get("extra_lines") or []]
+    if extra:
+        out.append(f"the file has other lines among them ({'line' if len(extra) == 1 else 'lines'} {_numbers(extra)})")
     return out
 
 

@@ -31,7 +31,8 @@ one is breaking) and ``name`` (the class name). Lower layers state conditions; t
         ├── Busy                        FS_BUSY
         ├── Aborted                     FS_ABORTED
         ├── NotEmpty                    FS_NOT_EMPTY
-        └── AlreadyExists               FS_ALREADY_EXISTS
+        ├── AlreadyExists               FS_ALREADY_EXISTS
+        └── OmissionPlaceholder         FS_OMISSION_PLACEHOLDER
 """
 
 from __future__ import annotations
@@ -248,6 +249,13 @@ class AlreadyExists(FsError):
     default_code = "FS_ALREADY_EXISTS"
 
 
+class OmissionPlaceholder(FsError):
+    """New text would replace existing code with a comment standing for code left out (``# ... rest of
+    code unchanged``)."""
+
+    default_code = "FS_OMISSION_PLACEHOLDER"
+
+
 def _all_error_classes() -> list[type[HarnessError]]:
     found: list[type[HarnessError]] = []
     pending: list[type[HarnessError]] = [HarnessError]
@@ -261,4 +269,3 @@ def _all_error_classes() -> list[type[HarnessError]]:
 def error_codes() -> dict[str, type[HarnessError]]:
     """Every stable code and the class that carries it (for references and tests)."""
     return {cls.default_code: cls for cls in _all_error_classes() if cls not in (HarnessError, ToolError, FsError)}
-

@@ -71,6 +71,7 @@ def scratch(**options: Any) -> Iterator[Scratch]:
 
 # --- the tool pages -------------------------------------------------------------------------------
 
+
 def tool_pages() -> dict[str, str]:
     """``{page path: markdown}`` for every tool."""
     pages = {}
@@ -354,6 +355,13 @@ def _already_exists(s: Scratch) -> ToolResult:
     return s.session.call("move", {"source": "notes.txt", "destination": "README.md"})
 
 
+def _placeholder(s: Scratch) -> ToolResult:
+    s.session.call("read", {"file_path": "src/app.py"})
+    old = 'def greet(name):\n    return "hello " + name'
+    new = "def greet(name):\n    # ... rest of the function unchanged"
+    return s.session.call("edit", {"file_path": "src/app.py", "old_string": old, "new_string": new})
+
+
 ERROR_EXAMPLES: dict[str, Callable[[Scratch], ToolResult]] = {
     "INVALID_ARGS": lambda s: s.session.call("read", {"file_path": 3, "limt": "10"}),
     "UNKNOWN_TOOL": lambda s: s.session.call("red", {"file_path": "notes.txt"}),
@@ -380,6 +388,7 @@ ERROR_EXAMPLES: dict[str, Callable[[Scratch], ToolResult]] = {
     "FS_ABORTED": _fs_aborted,
     "FS_NOT_EMPTY": lambda s: s.session.call("delete", {"file_path": "src"}),
     "FS_ALREADY_EXISTS": _already_exists,
+    "FS_OMISSION_PLACEHOLDER": _placeholder,
 }
 
 

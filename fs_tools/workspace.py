@@ -23,6 +23,7 @@ from fs_tools.boundary import internal, remediate
 from fs_tools.errors import (
     HarnessError,
     InvalidToolOutput,
+    NotFound,
     ToolAbortedBeforeDispatch,
     UnknownTool,
 )
@@ -30,12 +31,14 @@ from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import DEFAULT_LOCK_SECONDS, CancelToken, FileProvider, Provider
 from fs_tools.result import ToolResult
 from fs_tools.tools import ALL_TOOLS, ReadMemory, Tool, ToolContext
+from fs_tools.tools.suggest import similar_paths
 from policy import MemoryStore, ObservationStore, ProtectedPaths
 
 if TYPE_CHECKING:
     from fs_tools.watcher import Change, Watcher
 
 DEFAULT_MAX_FILE_BYTES = 16 << 20
+_PATH_ARGUMENTS = ("file_path", "path", "source")  # the argument a missing-path error is about
 CLOSE_WAIT_SECONDS = 30.0
 
 log = logging.getLogger("fs_tools.workspace")
@@ -105,7 +108,9 @@ class Workspace:
     1 GiB, or ``max_file_bytes`` if that is larger); ``tools`` names the tools to offer (all by default);
     ``prefix`` is put before every tool name the model sees and calls (``"fs_"`` publishes ``fs_read``);
     ``brief_rereads`` (on by default) answers a re-read of the same lines of a file the session already
-    read at the same version with a short note instead of the same text again.
+    read at the same version with a short note instead of the same text again; ``check_placeholders`` (on
+    by default) refuses new text that would replace code with an omission placeholder (``# ... rest of
+    code unchanged``) with ``FS_OMISSION_PLACEHOLDER``.
 
     ``roots`` may also be a provider (``FileProvider(roots, primitives=Primitives.portable())``, or any
     implementation of the ``Provider`` protocol): the workspace serves through it and closes it when it
@@ -131,6 +136,7 @@ class Workspace:
         tools: Iterable[str] | None = None,
         prefix: str = "",
         brief_rereads: bool = True,
+        check_placeholders: bool = True,
     ) -> None:
         given: Provider | None = roots if isinstance(roots, Provider) else None
         if given is not None and (max_file_bytes, max_read_bytes, lock_timeout) != (
@@ -149,6 +155,7 @@ class Workspace:
         self.search_seconds = search_seconds
         self.protected = ProtectedPaths(protected)
         self._reads = ReadMemory() if brief_rereads else None
+        self.check_placeholders = check_placeholders
         self.prefix = _checked_prefix(prefix)
         chosen = [dataclasses.replace(tool, name=prefix + tool.name) for tool in _selected_tools(tools)]
         # What is listed, and what is withheld only because the workspace is read-only: a call to a
@@ -278,6 +285,7 @@ class Workspace:
     def _dispatch(
         self, session: str, tool_name: str, name: object, arguments: object, cancel: CancelToken
     ) -> ToolResult:
+        args: object = None
         try:
             if cancel.is_set():
                 raise ToolAbortedBeforeDispatch(f"the call to {tool_name!r} was cancelled before it started")
@@ -293,6 +301,7 @@ class Workspace:
                 search_seconds=self.search_seconds,
                 reads=self._reads,
                 explain=self._explain,
+                check_placeholders=self.check_placeholders,
             )
             output = tool.run(context, args)
             try:
@@ -304,10 +313,30 @@ class Workspace:
                     f"({exc.error_count()} problem(s)); this is a bug in the tool, not in your call"
                 ) from exc
             return ToolResult.success(output.text, value)
+        except NotFound as exc:
+            return ToolResult.failure(remediate(self._with_suggestions(exc, args), self._offered))
         except HarnessError as exc:
             return ToolResult.failure(remediate(exc, self._offered))
         except Exception as exc:
             return ToolResult.failure(internal(exc, tool_name))
+
+    def _with_suggestions(self, exc: NotFound, args: object) -> NotFound:
+        """A missing path's error with the closest existing paths (``did_you_mean``) in its details."""
+        if exc.details.get("reason") not in ("missing", "parent", "absent") or "did_you_mean" in exc.details:
+            return exc
+        path = next(
+            (getattr(args, name) for name in _PATH_ARGUMENTS if isinstance(getattr(args, name, None), str)), None
+        )
+        if path is None:
+            return exc
+        try:
+            found = similar_paths(self.provider, path)
+        except HarnessError:  # a suggestion is a courtesy: the error stands without it
+            return exc
+        if not found:
+            return exc
+        exc.details = {**exc.details, "did_you_mean": found}
+        return exc
 
     @property
     def _offered(self) -> dict[str, str]:

@@ -42,10 +42,13 @@ class TextDecoder:
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self._consumed = 0
         self._started = False
+        self._head = b""  # the file's first bytes, to say what a file that is not text appears to be
 
     def decode(self, chunk: bytes, final: bool = False) -> str:
         if self.problem is not None:
             return ""
+        if len(self._head) < _SNIFF_BYTES:
+            self._head += chunk[: _SNIFF_BYTES - len(self._head)]
         nul = chunk.find(b"\0")
         head = chunk if nul < 0 else chunk[:nul]
         buffered = len(self._decoder.getstate()[0])
@@ -56,7 +59,7 @@ class TextDecoder:
             self.problem = NotText(
                 f"{self.display!r} is not valid UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {offset} "
                 "cannot be decoded",
-                details={"offset": offset, "reason": "utf8"},
+                details={"offset": offset, "reason": "utf8", **appears(self._head, nul=False)},
             )
             self.problem.__cause__ = exc
             return ""
@@ -64,7 +67,7 @@ class TextDecoder:
             offset = self._consumed + nul
             self.problem = NotText(
                 f"{self.display!r} looks binary: it contains a NUL byte at offset {offset}",
-                details={"offset": offset, "reason": "nul"},
+                details={"offset": offset, "reason": "nul", **appears(self._head, nul=True)},
             )
             return ""
         self._consumed += len(chunk)
@@ -74,6 +77,75 @@ class TextDecoder:
                 self.bom = True
                 text = text[1:]
         return text
+
+
+_SNIFF_BYTES = 512
+# (offset, signature, what the file appears to be, its family)
+_SIGNATURES: list[tuple[int, bytes, str, str]] = [
+    (0, b"\x89PNG\r\n\x1a\n", "a PNG image", "image"),
+    (0, b"\xff\xd8\xff", "a JPEG image", "image"),
+    (0, b"GIF87a", "a GIF image", "image"),
+    (0, b"GIF89a", "a GIF image", "image"),
+    (0, b"II*\x00", "a TIFF image", "image"),
+    (0, b"MM\x00*", "a TIFF image", "image"),
+    (0, b"\x00\x00\x01\x00", "an icon (ICO) image", "image"),
+    (0, b"%PDF-", "a PDF document", "document"),
+    (0, b"PK\x03\x04", "a ZIP archive (or a format built on one: .docx, .xlsx, .jar, .whl)", "archive"),
+    (0, b"\x1f\x8b", "gzip-compressed data", "archive"),
+    (0, b"BZh", "bzip2-compressed data", "archive"),
+    (0, b"\xfd7zXZ\x00", "xz-compressed data", "archive"),
+    (0, b"\x28\xb5\x2f\xfd", "zstd-compressed data", "archive"),
+    (0, b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "archive"),
+    (0, b"Rar!\x1a\x07", "a RAR archive", "archive"),
+    (257, b"ustar", "a tar archive", "archive"),
+    (0, b"\x7fELF", "an ELF executable or library", "binary"),
+    (0, b"\xcf\xfa\xed\xfe", "a Mach-O executable", "binary"),
+    (0, b"\xca\xfe\xba\xbe", "a Java class file or a Mach-O universal binary", "binary"),
+    (0, b"MZ", "a Windows executable or DLL", "binary"),
+    (0, b"\x00asm", "a WebAssembly module", "binary"),
+    (0, b"SQLite format 3\x00", "an SQLite database", "binary"),
+    (0, b"OggS", "an Ogg audio or video file", "media"),
+    (0, b"fLaC", "a FLAC audio file", "media"),
+    (0, b"ID3", "an MP3 audio file", "media"),
+    (4, b"ftyp", "an MP4 or QuickTime video", "media"),
+    (0, b"\x1aE\xdf\xa3", "a Matroska or WebM video", "media"),
+]
+_UTF_BOMS = [
+    (b"\xff\xfe\x00\x00", "UTF-32 text (little-endian, with a BOM)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 text (big-endian, with a BOM)"),
+    (b"\xff\xfe", "UTF-16 text (little-endian, with a BOM)"),
+    (b"\xfe\xff", "UTF-16 text (big-endian, with a BOM)"),
+]
+
+
+def appears(head: bytes, *, nul: bool) -> dict[str, str]:
+    """What a file that is not UTF-8 text appears to be, from its first bytes: ``appears`` (in words)
+    and ``family`` (image, document, archive, binary, media, utf16, encoding); {} when unknown."""
+    for bom, words in _UTF_BOMS:
+        if head.startswith(bom):
+            return {"appears": words, "family": "utf16"}
+    if head[:4] == b"RIFF" and head[8:12] in (b"WEBP", b"WAVE", b"AVI "):
+        kind = {b"WEBP": ("a WebP image", "image"), b"WAVE": ("a WAV audio file", "media")}
+        words, family = kind.get(head[8:12], ("an AVI video", "media"))
+        return {"appears": words, "family": family}
+    for offset, signature, words, family in _SIGNATURES:
+        if head[offset : offset + len(signature)] == signature:
+            return {"appears": words, "family": family}
+    sample = head[:256]
+    if nul and len(sample) >= 8:
+        odd, even = sample[1::2], sample[0::2]
+        if odd.count(0) >= len(odd) * 0.9 and even.count(0) < len(even) * 0.1:
+            return {"appears": "UTF-16 text (little-endian, without a BOM)", "family": "utf16"}
+        if even.count(0) >= len(even) * 0.9 and odd.count(0) < len(odd) * 0.1:
+            return {"appears": "UTF-16 text (big-endian, without a BOM)", "family": "utf16"}
+    if not nul and sample:
+        printable = sum(1 for b in sample if 32 <= b < 127 or b in (9, 10, 13))
+        if printable >= len(sample) * 0.8:
+            return {
+                "appears": "text in another encoding than UTF-8 (such as Latin-1 or Windows-1252)",
+                "family": "encoding",
+            }
+    return {}
 
 
 def decode_text(data: bytes, display: str) -> TextFile:

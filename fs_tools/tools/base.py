@@ -46,6 +46,7 @@ class ToolContext:
     search_seconds: float = 10.0
     reads: ReadWindows | None = None  # the session's last read windows, for brief re-reads (None: off)
     explain: Callable[[HarnessError], str] | None = None  # the boundary's words for an error shown inline
+    check_placeholders: bool = True  # refuse omission placeholders written over code (SPEC §15)
 
     def changed(self, key: str) -> None:
         """The session changed ``key``: its next read shows the whole text again."""

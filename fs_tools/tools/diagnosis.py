@@ -34,9 +34,11 @@ from itertools import chain, pairwise
 from typing import Any
 
 from fs_tools.errors import EditNotFound
-from fs_tools.tools.matching import after_newlines, line_start
+from fs_tools.tools.matching import after_newlines
 
-_CANDIDATE_LINES = 8
+_CANDIDATE_LINES = 20  # a region this long is shown whole: the model copies old_string from it
+_CUT_LINES = 8  # a longer one: this many lines from its first difference
+_CANDIDATE_BUDGET = 1_600  # characters of a whole region shown; past them it is cut like a long one
 _CANDIDATE_CHARS = 200
 _MAX_DIFFERENCES = 4
 _MAX_TOKENS = 10  # words of old_string searched for in the whole text, longest first
@@ -105,6 +107,7 @@ def _prefix_form(needle: str) -> tuple[str, str, str] | None:
 
 
 _ENTITY = re.compile(r"&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);")
+_ESCAPED = re.compile(r"\\([`$\"'\\{}])")
 
 
 def _unescapes(needle: str) -> Iterator[tuple[str, str]]:
@@ -121,6 +124,10 @@ def _unescapes(needle: str) -> Iterator[tuple[str, str]]:
             yield "\\`", needle.replace("\\`", "`")
         if "\\\\" in needle:
             yield "\\\\", needle.replace("\\\\", "\\")
+    if "\\" in needle:  # everything at once: a template literal with \` and \${, a JSON-escaped string
+        unescaped = _ESCAPED.sub(r"\1", needle)
+        if unescaped != needle:
+            yield "backslashes", unescaped
     if _ENTITY.search(needle):
         unescaped = html.unescape(needle)
         if unescaped != needle:
@@ -145,12 +152,13 @@ _WORD = re.compile(r"[A-Za-z0-9_]{3,}")
 _WORD_PART = re.compile(r"[A-Za-z]{3,}|[0-9]{3,}")
 _PIECE = re.compile(r"\w{3}")
 _BLANKS = re.compile(r"[ \t]+")
+_DASHES = re.compile(r"-{2,}")  # an em dash may stand for "--" as well as "-"
 
 
 def _key(line: str) -> str:
     """A line as compared for alignment: look-alike characters as ASCII, invisible ones and CRs gone,
     whitespace runs as one space, no leading or trailing whitespace."""
-    return _BLANKS.sub(" ", line.translate(_PLAIN)).strip()
+    return _DASHES.sub("-", _BLANKS.sub(" ", line.translate(_PLAIN))).strip()
 
 
 def code_point(char: str) -> str:
@@ -170,6 +178,7 @@ def diagnose(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
     ``haystack`` and ``needle`` have LF line breaks. The result's ``kind`` is the main difference (None
     when nothing similar was found); ``differences`` lists the facts; ``candidate`` the lines."""
     total = haystack.count("\n") + 1
+    finder = _Finder(haystack)
     prefix = _prefix_form(needle)
     working = needle
     found: dict[str, Any] = {}
@@ -178,29 +187,29 @@ def diagnose(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
         found = {"prefix": sample, "prefix_format": form}
         position = haystack.find(working) if working.strip() else -1
         if position >= 0:
-            return {"kind": "line_number_prefix", **_located(haystack, position, working, total), **found}
+            return {"kind": "line_number_prefix", **_located(finder, position, working, total), **found}
     for escaped, meant in _unescapes(working):
         position = haystack.find(meant) if meant.strip() else -1
         if position >= 0:
-            return {"kind": "over_escaped", "escape": escaped, **_located(haystack, position, meant, total), **found}
+            return {"kind": "over_escaped", "escape": escaped, **_located(finder, position, meant, total), **found}
     if "\r" in working:
         for meant in (working.replace("\r", ""), working.replace("\r", "\n")):
             position = haystack.find(meant) if meant.strip() else -1
             if position >= 0:
-                return {"kind": "cr_in_old_string", **_located(haystack, position, meant, total), **found}
+                return {"kind": "cr_in_old_string", **_located(finder, position, meant, total), **found}
     elif "\n" in working and "\r" in haystack:  # a file whose lines break at a bare CR
         position = haystack.find(working.replace("\n", "\r"))
         if position >= 0:
-            return {"kind": "cr_in_file", **_located(haystack, position, working, total), **found}
-    applied = _already_applied(haystack, working, new)
-    if applied is not None:
-        return {"kind": "already_applied", **_located(haystack, applied, new, total), **found}
-    finder = _Finder(haystack)
+            return {"kind": "cr_in_file", **_located(finder, position, working, total), **found}
     region = _region(finder, working, total)
+    compared = _compare(finder, working, region, total) if region is not None else None
+    if compared is None or compared.get("kind") in ("partial", "similar"):
+        applied = _already_applied(finder, working, new, total)
+        if applied is not None:
+            return {"kind": "already_applied", **applied, **found}
     if region is not None:
-        compared = _compare(haystack, working, region, total)
         if compared is None and region.weight >= 0.5:
-            compared = _similar_in(haystack, working, region, total)
+            compared = _similar_in(finder, working, region, total)
         if compared is not None:
             if found:  # the prefix is named first; the rest still applies to old_string without it
                 compared = {**compared, "kind": "line_number_prefix", "also": compared.get("kind"), **found}
@@ -211,21 +220,41 @@ def diagnose(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
     return {**nearest, **found}
 
 
-def _located(haystack: str, position: int, text: str, total: int) -> dict[str, Any]:
-    line = haystack.count("\n", 0, position) + 1
+def _already_applied(finder: _Finder, needle: str, new: str, total: int) -> dict[str, Any] | None:
+    """Where ``new`` is in the text — exactly, or but for whitespace (an editor trimmed trailing spaces
+    on save, a formatter re-indented) — when it is substantial and not part of ``needle``: the edit
+    looks applied already (an agent retrying an edit that succeeded, or the same change made twice).
+    Its words that old_string lacks are looked for first (searches the region already paid for are
+    not repeated): one that is not in the text ends the question."""
+    meant = new.strip("\n")
+    if len(_key(meant)) < 6 or meant in needle or meant.count("\n") > _MAX_ALIGNED:
+        return None
+    had = set(_WORD.findall(needle))
+    fresh = sorted(set(_WORD.findall(meant)) - had, key=lambda w: (-len(w), w))[:2]
+    if any(finder.absent(word) for word in fresh):
+        return None
+    haystack = finder.haystack
+    position = haystack.find(meant)
+    if position >= 0:
+        return _located(finder, position, meant, total)
+    region = _region(finder, meant, total)
+    if region is None:
+        return None
+    compared = _compare(finder, meant, region, total)
+    if compared is None or compared.get("missing_lines") or compared.get("kind") not in _LOOSE:
+        return None
+    return {"loosely": True, "line": compared["line"], "candidate": compared["candidate"]}
+
+
+_LOOSE = {"trailing_whitespace", "whitespace", "indentation", "tabs_vs_spaces", "mixed_indentation", "blank_lines"}
+
+
+def _located(finder: _Finder, position: int, text: str, total: int) -> dict[str, Any]:
+    haystack = finder.haystack
+    line = finder.line_of(position)
     offset = haystack.rfind("\n", 0, position) + 1
     span = max(1, min(text.count("\n") + 1, total - line + 1))
     return {"line": line, "candidate": _candidate(haystack, offset, line, span)}
-
-
-def _already_applied(haystack: str, needle: str, new: str) -> int | None:
-    """Where ``new`` is in the text, when it is substantial and not part of ``needle``: the edit looks
-    applied already (an agent retrying an edit that succeeded, or the same change made twice)."""
-    meant = new.strip("\n")
-    if len(_key(meant)) < 6 or meant in needle:
-        return None
-    position = haystack.find(meant)
-    return position if position >= 0 else None
 
 
 class _Finder:
@@ -238,6 +267,35 @@ class _Finder:
         self.haystack = haystack
         self._found: dict[str, list[int]] = {}
         self.full_scans = 0
+        self._starts = [0]  # offsets of line starts already counted to, and their line numbers
+        self._numbers = [1]
+
+    def line_of(self, position: int) -> int:
+        """The 1-based line holding ``position``, counted from the nearest line already known."""
+        at = bisect.bisect_right(self._starts, position) - 1
+        number = self._numbers[at] + self.haystack.count("\n", self._starts[at], position)
+        self._remember(self.haystack.rfind("\n", 0, position) + 1, number)
+        return number
+
+    def offset_of(self, line: int) -> int:
+        """Where 1-based ``line`` starts (the text's length past its last line)."""
+        at = bisect.bisect_right(self._numbers, line) - 1
+        offset = after_newlines(self.haystack, self._starts[at], line - self._numbers[at])
+        if offset < len(self.haystack) or line == self._numbers[at]:
+            self._remember(offset, line)
+        return offset
+
+    def _remember(self, offset: int, number: int) -> None:
+        at = bisect.bisect_left(self._starts, offset)
+        if at == len(self._starts) or self._starts[at] != offset:
+            self._starts.insert(at, offset)
+            self._numbers.insert(at, number)
+
+    def absent(self, word: str) -> bool:
+        """Whether ``word`` is nowhere in the text (one search of it, past the budget if need be)."""
+        if word not in self._found and self.full_scans >= _FULL_SCANS:
+            return self.haystack.find(word) < 0
+        return not self.positions(word, 1)
 
     def positions(self, word: str, limit: int) -> list[int]:
         if word in self._found:
@@ -268,7 +326,6 @@ def _region(finder: _Finder, needle: str, total: int) -> _Region | None:
     its identifiers) are looked for in the whole text (C-level finds, a bounded number of hits), and
     each hit on a line votes for where ``needle`` would start if that line were its line — a rare word
     (few hits) weighs more than a common one."""
-    haystack = finder.haystack
     needle_lines = needle.split("\n")[:_MAX_ALIGNED]
     ranks: list[tuple[int, int, str, int]] = []  # (rank within its line, -length, word, needle line)
     taken: set[str] = set()
@@ -288,11 +345,8 @@ def _region(finder: _Finder, needle: str, total: int) -> _Region | None:
         return None
     hits.sort()
     weights: dict[tuple[int, int], float] = {}  # (start, needle line) -> its best word's weight
-    number, counted = 1, 0
     for position, index, weight in hits:
-        number += haystack.count("\n", counted, position)
-        counted = position
-        key = (number - index, index)
+        key = (finder.line_of(position) - index, index)
         weights[key] = max(weights.get(key, 0.0), weight)
     votes: dict[int, float] = {}
     for (start, _), weight in weights.items():
@@ -305,33 +359,36 @@ def _region(finder: _Finder, needle: str, total: int) -> _Region | None:
     return _Region(start, stop, best, pooled[best])
 
 
-def _window_lines(haystack: str, start: int, stop: int) -> list[str]:
-    offset = line_start(haystack, start)
-    return haystack[offset : after_newlines(haystack, offset, stop - start + 1)].split("\n")[: stop - start + 1]
+def _window_lines(finder: _Finder, start: int, stop: int) -> list[str]:
+    offset, end = finder.offset_of(start), finder.offset_of(stop + 1)
+    return finder.haystack[offset:end].split("\n")[: stop - start + 1]
 
 
-def _compare(haystack: str, needle: str, region: _Region, total: int) -> dict[str, Any] | None:
+def _compare(finder: _Finder, needle: str, region: _Region, total: int) -> dict[str, Any] | None:
     """``needle``'s lines aligned with the region's, and each difference named."""
     mine = needle.split("\n")[:_MAX_ALIGNED]
-    theirs = _window_lines(haystack, region.start, region.stop)
+    theirs = _window_lines(finder, region.start, region.stop)
     mine_keys = [_key(line) for line in mine]
     their_keys = [_key(line) for line in theirs]
-    matcher = difflib.SequenceMatcher(None, mine_keys, their_keys, autojunk=False)
+    # Aligned on their non-blank lines: a blank line matches any other, so it would pull the alignment
+    # off; runs of blank lines of another length are named afterwards (_blank_runs).
+    mine_filled = [i for i, key in enumerate(mine_keys) if key]
+    theirs_filled = [j for j, key in enumerate(their_keys) if key]
+    matcher = difflib.SequenceMatcher(
+        None, [mine_keys[i] for i in mine_filled], [their_keys[j] for j in theirs_filled], autojunk=False
+    )
     pairs: list[tuple[int, int]] = []  # (needle line index, window line index)
-    replaced: list[tuple[range, range]] = []
+    replaced: list[tuple[list[int], list[int]]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            pairs.extend(zip(range(i1, i2), range(j1, j2), strict=True))
+            pairs.extend((mine_filled[a], theirs_filled[b]) for a, b in zip(range(i1, i2), range(j1, j2), strict=True))
         elif tag == "replace":
-            replaced.append((range(i1, i2), range(j1, j2)))
+            replaced.append(([mine_filled[a] for a in range(i1, i2)], [theirs_filled[b] for b in range(j1, j2)]))
     pairs, cut = _with_fragments(mine_keys, their_keys, pairs, theirs)
     filled = [i for i, key in enumerate(mine_keys) if key]
     matched_filled = [i for i, j in pairs if mine_keys[i]]
     if not matched_filled:
         return None
-    # The region actually covered: from the first to the last file line paired with a needle line.
-    first_j = min(j for i, j in pairs if mine_keys[i])
-    last_j = max(j for i, j in pairs if mine_keys[i])
     last_i = len(mine) - 1
     differences: list[dict[str, Any]] = []
     for i, j in pairs:
@@ -342,6 +399,8 @@ def _compare(haystack: str, needle: str, region: _Region, total: int) -> dict[st
                 if "column" in difference:
                     difference["column"] += theirs[j].find(file_line)
         differences.extend(found)
+    for i, j in _blank_pairs(mine_keys, pairs):  # blank lines between aligned ones, where runs agree
+        differences.extend(_line_differences(mine[i], theirs[j], i + 1, region.start + j))
     differences.extend(_indentation_mix(mine, theirs, pairs, region.start))
     blank = _blank_runs(mine_keys, their_keys, pairs, region.start)
     differences.extend(blank)
@@ -358,12 +417,18 @@ def _compare(haystack: str, needle: str, region: _Region, total: int) -> dict[st
             if best[0] >= _CUTOFF:
                 near.append({"old_line": i + 1, "line": region.start + best[1], "similarity": round(best[0], 2)})
     kinds = _kinds(differences)
-    line = region.start + first_j
-    span = last_j - first_j + 1
+    # Where old_string as a whole lies: from where its first line belongs to where its last line does.
+    first_i, first_at = min(pairs)
+    final_i, final_at = max(pairs)
+    line = max(1, region.start + first_at - first_i)
+    end = min(total, region.start + final_at + (len(mine) - 1 - final_i))
+    if mine_keys[-1] and final_i != len(mine) - 1:  # its last line was not found: one more line of the file
+        end = min(total, end + 1)
+    span = max(1, end - line + 1)
     result: dict[str, Any] = {
         "line": line,
         "differences": _focused(differences),
-        "candidate": _candidate_around(haystack, line, span, differences, near),
+        "candidate": _candidate_around(finder, line, span, differences, near),
     }
     if missing:
         # Every missing line has a like line where it belongs: a typo or a small change, not lines
@@ -376,6 +441,12 @@ def _compare(haystack: str, needle: str, region: _Region, total: int) -> dict[st
         if kinds:
             result["kinds"] = kinds
         return result
+    between = _lines_between(mine_keys, their_keys, pairs, region.start)
+    if between:  # every line is there, but the file has others among them
+        result["kind"] = "partial"
+        result["matched_lines"] = _runs([(i + 1, region.start + j) for i, j in pairs if mine_keys[i]])
+        result["extra_lines"] = between
+        return result
     if not kinds:
         return None  # every line matches on its key and nothing differs: not a miss this can explain
     result["kind"] = kinds[0]
@@ -384,13 +455,13 @@ def _compare(haystack: str, needle: str, region: _Region, total: int) -> dict[st
     return result
 
 
-def _similar_in(haystack: str, needle: str, region: _Region, total: int) -> dict[str, Any] | None:
+def _similar_in(finder: _Finder, needle: str, region: _Region, total: int) -> dict[str, Any] | None:
     """The region's line most like ``needle``'s first line, when the region was found by a rare word
     and no line matches even loosely (a typo in every line)."""
     mine = needle.split("\n")
     first = next((i for i, line in enumerate(mine) if line.strip()), 0)
     anchor = _key(mine[first])[:_COMPARE_CHARS]
-    theirs = _window_lines(haystack, region.start, region.stop)
+    theirs = _window_lines(finder, region.start, region.stop)
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(anchor)
     best: tuple[float, int, int] | None = None  # (ratio to 2 places, -distance from the voted line, j)
@@ -408,7 +479,7 @@ def _similar_in(haystack: str, needle: str, region: _Region, total: int) -> dict
         "kind": "similar",
         "line": number,
         "similarity": round(best[0], 2),
-        "candidate": _candidate(haystack, line_start(haystack, number), number, span),
+        "candidate": _candidate(finder.haystack, finder.offset_of(number), number, span),
     }
 
 
@@ -431,19 +502,23 @@ def _kinds(differences: list[dict[str, Any]]) -> list[str]:
 
 
 def _focused(differences: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A few differences, every kind represented before any kind twice, in line order."""
-    chosen: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    """One difference per kind (its first), with every line that kind is on (``lines``), in line order;
+    where the file mixes tabs and spaces that says it all, and tabs vs spaces is not repeated."""
+    by_kind: dict[str, dict[str, Any]] = {}
     for difference in differences:
-        if difference["kind"] not in seen:
-            seen.add(difference["kind"])
-            chosen.append(difference)
-    for difference in differences:
-        if len(chosen) >= _MAX_DIFFERENCES:
-            break
-        if difference not in chosen:
-            chosen.append(difference)
-    return sorted(chosen[:_MAX_DIFFERENCES], key=lambda d: (d["line"], d.get("column", 0)))
+        first = by_kind.get(difference["kind"])
+        if first is None:
+            by_kind[difference["kind"]] = {**difference, "lines": [difference["line"]]}
+        elif difference["line"] not in first["lines"] and len(first["lines"]) < 20:
+            first["lines"].append(difference["line"])
+    if "mixed_indentation" in by_kind:
+        mixed = by_kind["mixed_indentation"]
+        for kind in ("tabs_vs_spaces", "indentation"):
+            other = by_kind.pop(kind, None)
+            if other is not None:
+                mixed["lines"] = sorted(set(mixed["lines"]) | set(other["lines"]))[:20]
+    chosen = sorted(by_kind.values(), key=lambda d: (d["line"], d.get("column", 0)))
+    return chosen[:_MAX_DIFFERENCES]
 
 
 def _with_fragments(
@@ -575,7 +650,9 @@ def _char_difference(mine: str, theirs: str, line: int, old_line: int, indent: i
                         "char": char,
                         "code_point": code_point(char),
                         "name": char_name(char),
-                        "instead_of": "" if ord(char) in _INVISIBLE else other,
+                        "instead_of": ""
+                        if ord(char) in _INVISIBLE
+                        else (_LOOKALIKE[ord(char)] if side == "file" else _run_at(theirs, j, other)),
                     }
                 ]
         if a in " \t" or b in " \t":
@@ -613,6 +690,14 @@ def _char_difference(mine: str, theirs: str, line: int, old_line: int, indent: i
     return []
 
 
+def _run_at(text: str, at: int, char: str) -> str:
+    """The run of ``char`` in ``text`` from ``at`` (the "--" an em dash stood in for)."""
+    end = at
+    while end < len(text) and text[end] == char:
+        end += 1
+    return text[at:end] or char
+
+
 def _indentation_mix(
     mine: list[str], theirs: list[str], pairs: list[tuple[int, int]], start: int
 ) -> list[dict[str, Any]]:
@@ -636,6 +721,27 @@ def _indentation_mix(
                 }
             ]
     return []
+
+
+def _lines_between(mine_keys: list[str], their_keys: list[str], pairs: list[tuple[int, int]], start: int) -> list[int]:
+    """Lines of the file (not blank) between two lines of old_string that are adjacent in it."""
+    filled = sorted((i, j) for i, j in pairs if mine_keys[i])
+    out: list[int] = []
+    for (i1, j1), (i2, j2) in pairwise(filled):
+        if all(not k for k in mine_keys[i1 + 1 : i2]):
+            out.extend(start + j for j in range(j1 + 1, j2) if their_keys[j])
+    return out[:20]
+
+
+def _blank_pairs(mine_keys: list[str], pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The blank lines of old_string paired with the file's, between two aligned lines whose runs of
+    blank lines are as long (a blank line of spaces is a difference too)."""
+    filled = sorted((i, j) for i, j in pairs if mine_keys[i])
+    out: list[tuple[int, int]] = []
+    for (i1, j1), (i2, j2) in pairwise(filled):
+        if i2 - i1 == j2 - j1 > 1:
+            out.extend((i1 + k, j1 + k) for k in range(1, i2 - i1))
+    return out
 
 
 def _blank_runs(
@@ -673,23 +779,45 @@ def _runs(pairs: list[tuple[int, int]]) -> list[list[int]]:
 
 
 def _candidate_around(
-    haystack: str, line: int, span: int, differences: list[dict[str, Any]], near: list[dict[str, Any]]
+    finder: _Finder, line: int, span: int, differences: list[dict[str, Any]], near: list[dict[str, Any]]
 ) -> list[tuple[int, str]]:
-    """The region's lines; a long region is cut to the lines around its first difference."""
+    """The region's lines (a long line cut around its first difference); a region longer than
+    ``_CANDIDATE_LINES`` is cut to the lines from just before its first difference."""
+    columns = {d["line"]: d["column"] for d in reversed(differences) if "column" in d}
     if span <= _CANDIDATE_LINES:
-        return _candidate(haystack, line_start(haystack, line), line, span)
+        whole = _candidate(finder.haystack, finder.offset_of(line), line, span, columns)
+        if sum(len(text) for _, text in whole) <= _CANDIDATE_BUDGET:
+            return whole
     marks = [d["line"] for d in differences] + [n["line"] for n in near]
     first = min(marks) if marks else line
     begin = max(line, first - 2)
-    return _candidate(haystack, line_start(haystack, begin), begin, _CANDIDATE_LINES)
+    return _candidate(finder.haystack, finder.offset_of(begin), begin, _CUT_LINES, columns)
 
 
-def _candidate(haystack: str, offset: int, line: int, span: int) -> list[tuple[int, str]]:
-    lines = haystack[offset : after_newlines(haystack, offset, min(span, _CANDIDATE_LINES))].split("\n")
-    return [
-        (n, text[:_CANDIDATE_CHARS] + ("…" if len(text) > _CANDIDATE_CHARS else ""))
-        for n, text in enumerate(lines[: min(span, _CANDIDATE_LINES)], line)
-    ]
+def _candidate(
+    haystack: str, offset: int, line: int, span: int, columns: dict[int, int] | None = None
+) -> list[tuple[int, str]]:
+    count = span if span <= _CANDIDATE_LINES else _CUT_LINES  # a longer region: its first lines
+    lines = haystack[offset : after_newlines(haystack, offset, count)].split("\n")[:count]
+    out: list[tuple[int, str]] = []
+    size = 0
+    for n, text in enumerate(lines, line):
+        shown = _cut(text, (columns or {}).get(n))
+        size += len(shown)
+        if out and size > _CANDIDATE_BUDGET:
+            break  # long lines: as many as fit, never fewer than one
+        out.append((n, shown))
+    return out
+
+
+def _cut(text: str, column: int | None) -> str:
+    """A line of at most ``_CANDIDATE_CHARS`` characters: its start, or the part around ``column``."""
+    if len(text) <= _CANDIDATE_CHARS:
+        return text
+    if column is None or column <= _CANDIDATE_CHARS - 40:
+        return text[:_CANDIDATE_CHARS] + "…"
+    begin = max(0, column - _CANDIDATE_CHARS // 2)
+    return "…" + text[begin : begin + _CANDIDATE_CHARS] + ("…" if begin + _CANDIDATE_CHARS < len(text) else "")
 
 
 # --- 4. the similarity fallback --------------------------------------------------------------------
@@ -758,11 +886,19 @@ def _nearest(finder: _Finder, needle: str) -> dict[str, Any]:
     if best is None:
         return {"kind": None, **partial}
     ratio, line = best
+    columns = None
+    full = haystack[line.offset : haystack.find("\n", line.offset) % (len(haystack) + 1)]
+    if len(full) > _CANDIDATE_CHARS:  # a long line is shown around the part most like old_string's start
+        probe = anchor[:60]
+        match = difflib.SequenceMatcher(None, full, probe, autojunk=False).find_longest_match(
+            0, len(full), 0, len(probe)
+        )
+        columns = {line.number: match.a - match.b + 1}
     return {
         "kind": "similar",
         "line": line.number,
         "similarity": round(ratio, 2),
-        "candidate": _candidate(haystack, line.offset, line.number, span),
+        "candidate": _candidate(haystack, line.offset, line.number, span, columns),
         **partial,
     }
 
@@ -804,16 +940,15 @@ def _lines_sharing_rare_words(finder: _Finder, anchor: str, words: int = 3, hits
     tokens = sorted(set(re.findall(r"\w{3,}", anchor)), key=lambda t: (-len(t), t))[:_RARE_TOKENS]
     counted = sorted((len(found), token) for token in tokens if (found := finder.positions(token, hits)))
     positions = sorted({p for _, token in counted[:words] for p in finder.positions(token, hits)})
-    return _lines_at_positions(finder.haystack, positions)
+    return _lines_at_positions(finder, positions)
 
 
-def _lines_at_positions(haystack: str, positions: list[int]) -> list[_Line]:
+def _lines_at_positions(finder: _Finder, positions: list[int]) -> list[_Line]:
     """The lines holding each of the sorted ``positions``, once each, in file order."""
+    haystack = finder.haystack
     found: dict[int, _Line] = {}
-    number, counted_to = 1, 0
     for position in positions:
-        number += haystack.count("\n", counted_to, position)
-        counted_to = position
+        number = finder.line_of(position)
         if number not in found:
             offset = haystack.rfind("\n", 0, position) + 1
             end = haystack.find("\n", position)
@@ -829,7 +964,7 @@ def _lines_sharing_pieces(finder: _Finder, anchor: str, keep: int = 50) -> list[
         return []
     step = max(1, len(pieces) // _PIECES)
     positions = sorted((p, piece) for piece in pieces[::step][:_PIECES] for p in finder.positions(piece, _PIECE_HITS))
-    lines = _lines_at_positions(finder.haystack, [p for p, _ in positions])
+    lines = _lines_at_positions(finder, [p for p, _ in positions])
     starts = [line.offset for line in lines]
     hits: dict[int, set[str]] = {}
     for position, piece in positions:

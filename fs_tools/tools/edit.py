@@ -16,6 +16,7 @@ from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.diagnosis import Miss
 from fs_tools.tools.matching import Replacement, line_start, replace
 from fs_tools.tools.mutation import commit_gated
+from fs_tools.tools.placeholders import refuse_placeholders
 from fs_tools.tools.presenting import quoted, short, text_of
 from fs_tools.tools.rendering import snippet_at
 from policy import Intent
@@ -168,6 +169,9 @@ def _run(
 ) -> ToolOutput:
     display = path_label(path)
     outcome = _Outcome()
+    if ctx.check_placeholders:
+        for spec, pointer in zip(edits, pointers, strict=True):
+            refuse_placeholders(spec.new_string, spec.old_string, f"{pointer}/new_string" if pointer else "new_string")
 
     def produce(snapshot: Snapshot) -> bytes:
         data = _apply(snapshot, edits, display, pointers, ctx.provider.max_file_bytes, outcome)

@@ -81,7 +81,12 @@ def replace(
         lines = view.lines(MAX_REPORTED_MATCHES)
         raise AmbiguousEdit(
             f"{label} occurs {count} times in {display!r}",
-            details={"count": count, "lines": lines, "pointer": label, "context": _contexts(view.searched, lines)},
+            details={
+                "count": count,
+                "lines": lines,
+                "pointer": label,
+                "context": _contexts(view.searched, lines, needle),
+            },
         )
     first_line = view.searched.count("\n", 0, start) + 1
     begin, end = view.span(start, first_line)
@@ -106,16 +111,17 @@ def replace(
     )
 
 
-def _contexts(text: str, lines: list[int]) -> list[list[tuple[int, str]]]:
-    """For the first few matches, the match's first line with a neighbour that can tell the matches
-    apart: the line before it, or (when that is blank or there is none) the line after it."""
+def _contexts(text: str, lines: list[int], needle: str) -> list[list[tuple[int, str]]]:
+    """For the first few matches, the line before the match, its first line and the line after it:
+    the neighbours that can tell the matches apart."""
+    extra = needle.rstrip("\n").count("\n")  # lines the match runs on past its first
     out = []
     for line in lines[:_CONTEXT_MATCHES]:
         begin = line_start(text, max(1, line - 1))
-        rows = text[begin : after_newlines(text, begin, 3)].split("\n")
-        numbered = list(enumerate(rows[:3], max(1, line - 1)))
-        chosen = numbered[:2] if line == 1 or numbered[0][1].strip() or len(numbered) < 3 else numbered[1:3]
-        out.append([(n, row[:_CONTEXT_CHARS] + ("…" if len(row) > _CONTEXT_CHARS else "")) for n, row in chosen])
+        wanted = {line - 1, line, line + extra + 1}
+        rows = text[begin : after_newlines(text, begin, extra + 3)].split("\n")[: extra + 3]
+        numbered = [(n, row) for n, row in enumerate(rows, max(1, line - 1)) if n in wanted]
+        out.append([(n, row[:_CONTEXT_CHARS] + ("…" if len(row) > _CONTEXT_CHARS else "")) for n, row in numbered])
     return out
 
 

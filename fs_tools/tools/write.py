@@ -8,10 +8,11 @@ from typing import Any
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel
-from fs_tools.errors import path_label
+from fs_tools.errors import FsError, path_label
 from fs_tools.provider import count_lines
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.mutation import commit_gated
+from fs_tools.tools.placeholders import new_placeholders, refuse_placeholders
 from fs_tools.tools.presenting import short, text_of
 from policy import Intent
 
@@ -31,7 +32,30 @@ class WriteOutput(ToolOutputModel):
     version: str
 
 
+class _Bytes:
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+
+
+def _check_placeholders(ctx: ToolContext, path: str, content: str) -> None:
+    """Refuse a replacement whose content has a placeholder the current file does not (a new file
+    replaces no code: any content goes). The current bytes are read only when the content has one."""
+    if not new_placeholders(content, ""):
+        return
+    try:
+        _, found = ctx.provider.read(path, _Bytes, cancel=ctx.cancel)
+    except FsError:
+        return  # the commit reports what is wrong with the path
+    if found is not None:
+        refuse_placeholders(content, b"".join(found[0].chunks).decode("utf-8", "replace"), "content")
+
+
 def run_write(ctx: ToolContext, args: WriteArgs) -> ToolOutput:
+    if ctx.check_placeholders:
+        _check_placeholders(ctx, args.file_path, args.content)
     data = args.content.encode("utf-8")
     done = commit_gated(ctx, args.file_path, Intent.WRITE, data)
     created = done.created

@@ -1,0 +1,84 @@
+"""Omission placeholders (SPEC §15): a comment that stands for code the model left out — ``# ... rest of
+code unchanged``, ``// ... existing code ...``, ``/* ... */``, ``<!-- ... -->`` — written over existing
+code would delete that code. Such a line in new text is refused unless the text it replaces had it.
+
+Only whole comment lines count, and only an ellipsis alone or an ellipsis or phrase that says code was
+left out: an ellipsis in code (``...`` as a Python statement, ``[...args]``, ``Tuple[int, ...]``), in a
+string, or in an ordinary comment (``# wait...``, ``// TODO: more cases...``) is never a placeholder.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fs_tools.errors import OmissionPlaceholder
+
+_COMMENT = re.compile(r"^\s*(?:\{/\*|/\*+|<!--|#+|//+|--|;+|%+|\*)\s?(?P<inner>.*?)\s*(?:\*+/\}?|-->)?\s*$")
+_ELLIPSIS = r"(?:\.{3,}|…)"
+_ONLY_ELLIPSIS = re.compile(rf"^{_ELLIPSIS}$")
+_WORDS = (
+    r"rest|remaining|existing|unchanged|same|previous|omitted|elided|skipped|other (?:code|methods|functions|"
+    r"fields|cases|imports|tests|styles|routes)|(?:your|original|old) code|code|implementation|as before|keep"
+)
+# An ellipsis at either end of the comment (or set off by spaces) with a word that says code is left out.
+_ELLIPSIS_WITH_WORD = re.compile(
+    rf"(?:^{_ELLIPSIS}\s*.*\b(?:{_WORDS})\b|\b(?:{_WORDS})\b.*\s*{_ELLIPSIS}$|\s{_ELLIPSIS}\s.*\b(?:{_WORDS})\b)",
+    re.IGNORECASE,
+)
+# Phrases that say so without an ellipsis.
+_PHRASE = re.compile(
+    r"\b(?:rest of (?:the )?(?:code|file|function|class|method|implementation|module|component|body|logic)"
+    r"(?: (?:is |remains |stays )?(?:unchanged|the same|as (?:is|before)))?"
+    r"|existing (?:code|implementation|methods|functions|imports|logic|content)(?: (?:here|unchanged|remains|stays))?"
+    r"|(?:code|implementation|content) (?:unchanged|omitted|elided|remains the same)"
+    r"|unchanged (?:code|from (?:before|above|the original))"
+    r"|same as (?:before|above|original|the original)"
+    r"|(?:previous|original) (?:code|implementation) (?:here|unchanged|remains)"
+    r"|keep (?:the )?(?:rest|existing)(?: (?:code|as is))?"
+    r"|remains? unchanged)\b",
+    re.IGNORECASE,
+)
+_MAX_LINE = 200  # a longer comment line is prose, not a placeholder
+
+
+def is_placeholder(line: str) -> bool:
+    """Whether ``line`` is an omission placeholder comment."""
+    if len(line) > _MAX_LINE:
+        return False
+    found = _COMMENT.match(line)
+    if found is None:
+        return False
+    inner = found.group("inner").strip().strip("*").strip()
+    if not inner:
+        return False
+    if _ONLY_ELLIPSIS.match(inner):
+        return True
+    if re.search(_ELLIPSIS, inner):
+        return bool(_ELLIPSIS_WITH_WORD.search(inner))
+    return bool(_PHRASE.search(inner)) and len(inner) <= 80
+
+
+def refuse_placeholders(new: str, old: str, pointer: str) -> None:
+    """``OmissionPlaceholder`` naming the first placeholder line of ``new`` that ``old`` lacks."""
+    found = new_placeholders(new, old)
+    if not found:
+        return
+    line, text = found[0]
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    raise OmissionPlaceholder(
+        f"{pointer} line {line} is an omission placeholder ({text!r}){more}: it would replace the code it "
+        "stands for, deleting that code; nothing was written",
+        details={"pointer": pointer, "line": line, "text": text, "count": len(found)},
+    )
+
+
+def new_placeholders(new: str, old: str) -> list[tuple[int, str]]:
+    """(1-based line of ``new``, the line) for each placeholder in ``new`` that ``old`` does not have."""
+    if "." not in new and "…" not in new and not _PHRASE.search(new):
+        return []  # the common case: nothing that could be one
+    had = {line.strip() for line in old.split("\n") if is_placeholder(line)}
+    return [
+        (number, line.strip())
+        for number, line in enumerate(new.split("\n"), 1)
+        if is_placeholder(line) and line.strip() not in had
+    ]

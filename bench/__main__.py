@@ -37,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", help="a Python >= 3.12 for the peer environment")
     parser.add_argument(
         "--sections",
-        default="library,peers,mcp,search,memory,diagnosis",
-        help="comma-separated: library,peers,mcp,search,memory,diagnosis",
+        default="library,peers,mcp,search,memory,diagnosis,syntax",
+        help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax",
     )
     args = parser.parse_args(argv)
     peers = not (args.smoke or args.no_peers)
@@ -73,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.diagnosis import diagnosis_rows
 
         rows += diagnosis_rows(args.smoke)
+    if "syntax" in sections:
+        from bench.syntax import syntax_rows
+
+        rows += syntax_rows(args.smoke)
     machine = machine_info()
     print(render(rows, machine, time.perf_counter() - started))
     Path(args.json).write_text(

@@ -22,6 +22,7 @@ from fs_tools.errors import (
     EditNotFound,
     HarnessError,
     InternalError,
+    IntroducedSyntaxError,
     InvalidToolOutput,
     IoError,
     NoSpace,
@@ -218,6 +219,10 @@ def _not_empty(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
     return f"{exc.message} — delete its entries first"
 
 
+def _syntax(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — fix that in the new text and send the change again"
+
+
 def _placeholder(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     if str(details.get("pointer", "")) == "content" and "edit" in tools:
         return (
@@ -312,6 +317,11 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
     Busy: Remedy("Nothing was changed; another program is writing there. Retry the call in a moment.", _busy),
     Aborted: Remedy("Nothing was committed; through a tool this surfaces as TOOL_ABORTED."),
     NotEmpty: Remedy("Delete the directory's entries first (list shows them), then the directory.", _not_empty),
+    IntroducedSyntaxError: Remedy(
+        "Fix the syntax the message names (line and what the parser found) and send the change again; "
+        "nothing was written.",
+        _syntax,
+    ),
     OmissionPlaceholder: Remedy(
         "Write out the code the placeholder stands for; to change part of a file, edit only the lines you "
         "change (an old_string covering just them).",

@@ -32,7 +32,8 @@ one is breaking) and ``name`` (the class name). Lower layers state conditions; t
         ├── Aborted                     FS_ABORTED
         ├── NotEmpty                    FS_NOT_EMPTY
         ├── AlreadyExists               FS_ALREADY_EXISTS
-        └── OmissionPlaceholder         FS_OMISSION_PLACEHOLDER
+        ├── OmissionPlaceholder         FS_OMISSION_PLACEHOLDER
+        └── IntroducedSyntaxError       FS_SYNTAX_ERROR
 """
 
 from __future__ import annotations
@@ -254,6 +255,13 @@ class OmissionPlaceholder(FsError):
     code unchanged``)."""
 
     default_code = "FS_OMISSION_PLACEHOLDER"
+
+
+class IntroducedSyntaxError(FsError):
+    """The change would introduce syntax errors, and the workspace refuses such changes
+    (``Workspace(refuse_syntax_errors=True)``)."""
+
+    default_code = "FS_SYNTAX_ERROR"
 
 
 def _all_error_classes() -> list[type[HarnessError]]:

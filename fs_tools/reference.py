@@ -362,6 +362,15 @@ def _placeholder(s: Scratch) -> ToolResult:
     return s.session.call("edit", {"file_path": "src/app.py", "old_string": old, "new_string": new})
 
 
+def _syntax_error(s: Scratch) -> ToolResult:
+    with Workspace(s.root, refuse_syntax_errors=True) as strict:
+        session = strict.session("docs")
+        session.call("read", {"file_path": "src/app.py"})
+        return session.call(
+            "edit", {"file_path": "src/app.py", "old_string": 'return "hello " + name', "new_string": "return (name"}
+        )
+
+
 ERROR_EXAMPLES: dict[str, Callable[[Scratch], ToolResult]] = {
     "INVALID_ARGS": lambda s: s.session.call("read", {"file_path": 3, "limt": "10"}),
     "UNKNOWN_TOOL": lambda s: s.session.call("red", {"file_path": "notes.txt"}),
@@ -389,6 +398,7 @@ ERROR_EXAMPLES: dict[str, Callable[[Scratch], ToolResult]] = {
     "FS_NOT_EMPTY": lambda s: s.session.call("delete", {"file_path": "src"}),
     "FS_ALREADY_EXISTS": _already_exists,
     "FS_OMISSION_PLACEHOLDER": _placeholder,
+    "FS_SYNTAX_ERROR": _syntax_error,
 }
 
 

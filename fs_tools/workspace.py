@@ -110,7 +110,9 @@ class Workspace:
     ``brief_rereads`` (on by default) answers a re-read of the same lines of a file the session already
     read at the same version with a short note instead of the same text again; ``check_placeholders`` (on
     by default) refuses new text that would replace code with an omission placeholder (``# ... rest of
-    code unchanged``) with ``FS_OMISSION_PLACEHOLDER``.
+    code unchanged``) with ``FS_OMISSION_PLACEHOLDER``; ``check_syntax`` (on by default) reports in a
+    write's or an edit's result the syntax errors the change introduced (tree-sitter grammars, files up to
+    256 KB), and ``refuse_syntax_errors`` refuses such a change with ``FS_SYNTAX_ERROR`` instead.
 
     ``roots`` may also be a provider (``FileProvider(roots, primitives=Primitives.portable())``, or any
     implementation of the ``Provider`` protocol): the workspace serves through it and closes it when it
@@ -137,6 +139,8 @@ class Workspace:
         prefix: str = "",
         brief_rereads: bool = True,
         check_placeholders: bool = True,
+        check_syntax: bool = True,
+        refuse_syntax_errors: bool = False,
     ) -> None:
         given: Provider | None = roots if isinstance(roots, Provider) else None
         if given is not None and (max_file_bytes, max_read_bytes, lock_timeout) != (
@@ -156,6 +160,8 @@ class Workspace:
         self.protected = ProtectedPaths(protected)
         self._reads = ReadMemory() if brief_rereads else None
         self.check_placeholders = check_placeholders
+        self.check_syntax = check_syntax or refuse_syntax_errors
+        self.refuse_syntax_errors = refuse_syntax_errors
         self.prefix = _checked_prefix(prefix)
         chosen = [dataclasses.replace(tool, name=prefix + tool.name) for tool in _selected_tools(tools)]
         # What is listed, and what is withheld only because the workspace is read-only: a call to a
@@ -302,6 +308,8 @@ class Workspace:
                 reads=self._reads,
                 explain=self._explain,
                 check_placeholders=self.check_placeholders,
+                check_syntax=self.check_syntax,
+                refuse_syntax_errors=self.refuse_syntax_errors,
             )
             output = tool.run(context, args)
             try:

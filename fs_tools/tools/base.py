@@ -47,6 +47,8 @@ class ToolContext:
     reads: ReadWindows | None = None  # the session's last read windows, for brief re-reads (None: off)
     explain: Callable[[HarnessError], str] | None = None  # the boundary's words for an error shown inline
     check_placeholders: bool = True  # refuse omission placeholders written over code (SPEC §15)
+    check_syntax: bool = True  # report the syntax errors a change introduces (SPEC §15)
+    refuse_syntax_errors: bool = False  # ... and refuse the change instead
 
     def changed(self, key: str) -> None:
         """The session changed ``key``: its next read shows the whole text again."""

@@ -12,6 +12,7 @@ from pydantic import Field
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import EditNotFound, path_label
 from fs_tools.provider import Snapshot, TextFile, count_lines, decode_text
+from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.diagnosis import Miss
 from fs_tools.tools.matching import Replacement, line_start, replace
@@ -89,12 +90,19 @@ class MultiEditArgs(ToolArgs):
         return []
 
 
+class SyntaxErrorValue(ToolOutputModel):
+    line: int
+    end_line: int
+    message: str
+
+
 class EditOutput(ToolOutputModel):
     path: str
     edits: int
     replacements: int
     first_line: int
     version: str
+    syntax_errors: list[SyntaxErrorValue] = Field(default_factory=list)  # those this change introduced
     dry_run: bool = False
     diff: str | None = None  # with dry_run: the unified diff the edit would make (patch -p1 applies it)
 
@@ -116,6 +124,7 @@ class _Outcome:
     applied: list[Replacement] = field(default_factory=list)
     excerpt: str = ""
     miss: Miss | None = None
+    texts: tuple[bytes, bytes] | None = None  # the file before and after, for the syntax check
 
     @property
     def first(self) -> int:
@@ -173,8 +182,14 @@ def _run(
         for spec, pointer in zip(edits, pointers, strict=True):
             refuse_placeholders(spec.new_string, spec.old_string, f"{pointer}/new_string" if pointer else "new_string")
 
+    checked = ctx.check_syntax and syntax.language_of(path) is not None
+
     def produce(snapshot: Snapshot) -> bytes:
         data = _apply(snapshot, edits, display, pointers, ctx.provider.max_file_bytes, outcome)
+        if checked and ctx.refuse_syntax_errors and not dry_run:
+            syntax.refuse(syntax.check(path, snapshot.data, data), "the edit" if len(edits) == 1 else "the edits")
+        elif checked:
+            outcome.texts = (snapshot.data, data)  # checked once the lock is released
         if dry_run:
             raise _DryRun(snapshot, data)  # gated, locked, checked and matched as for real; nothing published
         return data
@@ -191,7 +206,8 @@ def _run(
     applied = outcome.applied
     count = sum(r.count for r in applied)
     what = f"{len(applied)} edits, {count} replacement(s)" if len(applied) > 1 else f"{count} replacement(s)"
-    text = f"Edited {display!r}: {what}. The file now reads, around line {outcome.first}:\n{outcome.excerpt}"
+    warning, errors = syntax.report(syntax.check(path, *outcome.texts) if outcome.texts else None)
+    text = f"Edited {display!r}: {what}. The file now reads, around line {outcome.first}:\n{outcome.excerpt}{warning}"
     return ToolOutput(
         text=text,
         value={
@@ -200,6 +216,7 @@ def _run(
             "replacements": count,
             "first_line": outcome.first,
             "version": done.after.version,
+            "syntax_errors": errors,
         },
     )
 

@@ -10,7 +10,9 @@ from pydantic import Field
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel
 from fs_tools.errors import FsError, path_label
 from fs_tools.provider import count_lines
+from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
+from fs_tools.tools.edit import SyntaxErrorValue
 from fs_tools.tools.mutation import commit_gated
 from fs_tools.tools.placeholders import new_placeholders, refuse_placeholders
 from fs_tools.tools.presenting import short, text_of
@@ -30,6 +32,7 @@ class WriteOutput(ToolOutputModel):
     bytes_written: int
     lines: int
     version: str
+    syntax_errors: list[SyntaxErrorValue] = Field(default_factory=list)  # those this write introduced
 
 
 class _Bytes:
@@ -40,28 +43,50 @@ class _Bytes:
         self.chunks.append(chunk)
 
 
+def _current(ctx: ToolContext, path: str) -> bytes | None:
+    """The file's bytes now (None when it does not exist, or cannot be read: the commit says why)."""
+    try:
+        _, found = ctx.provider.read(path, _Bytes, cancel=ctx.cancel)
+    except FsError:
+        return None
+    return None if found is None else b"".join(found[0].chunks)
+
+
 def _check_placeholders(ctx: ToolContext, path: str, content: str) -> None:
     """Refuse a replacement whose content has a placeholder the current file does not (a new file
     replaces no code: any content goes). The current bytes are read only when the content has one."""
     if not new_placeholders(content, ""):
         return
-    try:
-        _, found = ctx.provider.read(path, _Bytes, cancel=ctx.cancel)
-    except FsError:
-        return  # the commit reports what is wrong with the path
-    if found is not None:
-        refuse_placeholders(content, b"".join(found[0].chunks).decode("utf-8", "replace"), "content")
+    current = _current(ctx, path)
+    if current is not None:
+        refuse_placeholders(content, current.decode("utf-8", "replace"), "content")
+
+
+def _check_syntax(ctx: ToolContext, path: str, data: bytes) -> syntax.Check | None:
+    """The syntax errors the write introduces: the new content is parsed first, and the current file
+    only when that has errors (a new file had none)."""
+    if not ctx.check_syntax or syntax.language_of(path) is None:
+        return None
+    alone = syntax.check(path, None, data)
+    if not alone.introduced:
+        return alone
+    found = syntax.check(path, _current(ctx, path), data)
+    if ctx.refuse_syntax_errors:
+        syntax.refuse(found, "the write")
+    return found
 
 
 def run_write(ctx: ToolContext, args: WriteArgs) -> ToolOutput:
     if ctx.check_placeholders:
         _check_placeholders(ctx, args.file_path, args.content)
     data = args.content.encode("utf-8")
+    found = _check_syntax(ctx, args.file_path, data)
     done = commit_gated(ctx, args.file_path, Intent.WRITE, data)
     created = done.created
     lines = count_lines(args.content)
     verb = "Created" if created else "Replaced"
-    text = f"{verb} {path_label(args.file_path)!r}: {len(data):,} bytes, {lines} line(s)."
+    warning, errors = syntax.report(found)
+    text = f"{verb} {path_label(args.file_path)!r}: {len(data):,} bytes, {lines} line(s).{warning}"
     return ToolOutput(
         text=text,
         value={
@@ -70,6 +95,7 @@ def run_write(ctx: ToolContext, args: WriteArgs) -> ToolOutput:
             "bytes_written": len(data),
             "lines": lines,
             "version": done.after.version,
+            "syntax_errors": errors,
         },
     )
 

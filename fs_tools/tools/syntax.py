@@ -1,0 +1,226 @@
+"""Syntax errors a change introduces (SPEC §15), found with tree-sitter grammars, in process.
+
+After an edit, write or patch to a file in a language the grammars cover, the new text is parsed and
+its syntax errors are compared with the old text's: only the errors the change introduced are
+reported (an error that was already there, anywhere, is not), each as ``{line, end_line, message}``.
+
+The grammars are imported when a file of their language is first checked. A file larger than
+``MAX_CHECKED_BYTES`` is not checked (said in the result, never guessed), so the check costs a bounded
+parse. A grammar that is missing or cannot be loaded (a tree-sitter too old for it) turns the check
+off for that language, logged once; nothing else changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+log = logging.getLogger("fs_tools.syntax")
+
+MAX_CHECKED_BYTES = 256 << 10  # a parse runs at ~3-10 MB/s: at most ~30 ms per text checked
+MAX_REPORTED = 10
+
+# extension -> (grammar module, the function returning its language, the language's name)
+_GRAMMARS: dict[str, tuple[str, str, str]] = {
+    ".py": ("tree_sitter_python", "language", "Python"),
+    ".pyi": ("tree_sitter_python", "language", "Python"),
+    ".js": ("tree_sitter_javascript", "language", "JavaScript"),
+    ".mjs": ("tree_sitter_javascript", "language", "JavaScript"),
+    ".cjs": ("tree_sitter_javascript", "language", "JavaScript"),
+    ".jsx": ("tree_sitter_javascript", "language", "JavaScript"),
+    ".ts": ("tree_sitter_typescript", "language_typescript", "TypeScript"),
+    ".mts": ("tree_sitter_typescript", "language_typescript", "TypeScript"),
+    ".cts": ("tree_sitter_typescript", "language_typescript", "TypeScript"),
+    ".tsx": ("tree_sitter_typescript", "language_tsx", "TSX"),
+    ".json": ("tree_sitter_json", "language", "JSON"),
+    ".yaml": ("tree_sitter_yaml", "language", "YAML"),
+    ".yml": ("tree_sitter_yaml", "language", "YAML"),
+    ".toml": ("tree_sitter_toml", "language", "TOML"),
+    ".go": ("tree_sitter_go", "language", "Go"),
+    ".rs": ("tree_sitter_rust", "language", "Rust"),
+    ".java": ("tree_sitter_java", "language", "Java"),
+    ".c": ("tree_sitter_c", "language", "C"),
+    ".h": ("tree_sitter_c", "language", "C"),
+    ".cc": ("tree_sitter_cpp", "language", "C++"),
+    ".cpp": ("tree_sitter_cpp", "language", "C++"),
+    ".cxx": ("tree_sitter_cpp", "language", "C++"),
+    ".hpp": ("tree_sitter_cpp", "language", "C++"),
+    ".hh": ("tree_sitter_cpp", "language", "C++"),
+    ".sh": ("tree_sitter_bash", "language", "shell"),
+    ".bash": ("tree_sitter_bash", "language", "shell"),
+}
+
+
+@dataclass(frozen=True)
+class SyntaxIssue:
+    line: int  # 1-based, as read numbers lines
+    end_line: int
+    message: str
+    context: str  # the text the issue is in (its first line), to tell an old issue from a new one
+
+    def value(self) -> dict[str, Any]:
+        return {"line": self.line, "end_line": self.end_line, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Check:
+    """What the check found: the issues the change introduced, or why it did not look."""
+
+    language: str | None  # None: not a language the grammars cover
+    introduced: tuple[SyntaxIssue, ...] = ()
+    skipped: str = ""  # why a covered file was not checked (too large, grammar unavailable)
+
+
+def language_of(path: str) -> str | None:
+    found = _GRAMMARS.get(PurePosixPath(path).suffix.lower())
+    return found[2] if found else None
+
+
+def check(path: str, before: bytes | None, after: bytes) -> Check:
+    """The syntax errors ``after`` has that ``before`` (None: a new file) did not."""
+    grammar = _GRAMMARS.get(PurePosixPath(path).suffix.lower())
+    if grammar is None:
+        return Check(None)
+    name = grammar[2]
+    if max(len(after), len(before or b"")) > MAX_CHECKED_BYTES:
+        return Check(name, skipped=f"over {MAX_CHECKED_BYTES >> 10} KB")
+    parser = _parser(grammar[0], grammar[1])
+    if parser is None:
+        return Check(name, skipped="its grammar is not installed")
+    new = _issues(parser, after)
+    if not new:
+        return Check(name)
+    previous = _issues(parser, before) if before else []
+    old = Counter((issue.message, issue.context) for issue in previous)
+    unmatched = []
+    for issue in new:
+        key = (issue.message, issue.context)
+        if old[key]:
+            old[key] -= 1  # the same error on the same text was there before the change
+        else:
+            unmatched.append(issue)
+    if before is None or len(new) > len(previous):
+        return Check(name, tuple(unmatched[:MAX_REPORTED]))
+    # As many errors as before: an error that merely moved or changed its shape (one unclosed bracket
+    # read differently once the text around it changed) is not new; one in the changed lines is.
+    first, last = _changed(before, after)
+    touching = [issue for issue in unmatched if issue.line <= last + 1 and issue.end_line >= first - 1]
+    return Check(name, tuple(touching[:MAX_REPORTED]))
+
+
+def _changed(before: bytes, after: bytes) -> tuple[int, int]:
+    """The lines of ``after`` (1-based, first and last) that differ from ``before``, by common prefix and
+    suffix."""
+    a, b = before.split(b"\n"), after.split(b"\n")
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    return prefix + 1, max(prefix + 1, len(b) - suffix)
+
+
+@functools.cache
+def _language(module: str, function: str) -> Any:
+    """The grammar's language, or None when it (or tree-sitter) is missing or cannot load it."""
+    try:
+        import tree_sitter
+
+        grammar = importlib.import_module(module)
+        return tree_sitter.Language(getattr(grammar, function)())
+    except (ImportError, AttributeError, ValueError, TypeError) as exc:
+        log.warning("syntax checks of %s files are off: %s: %s", module, type(exc).__name__, exc)
+        return None
+
+
+_local = threading.local()  # a tree-sitter parser is not safe to share between threads: one per thread
+
+
+def _parser(module: str, function: str) -> Any:
+    language = _language(module, function)
+    if language is None:
+        return None
+    parsers: dict[Any, Any] = _local.__dict__.setdefault("parsers", {})
+    parser = parsers.get(language)
+    if parser is None:
+        import tree_sitter
+
+        parser = parsers[language] = tree_sitter.Parser(language)
+    return parser
+
+
+def _issues(parser: Any, data: bytes) -> list[SyntaxIssue]:
+    tree = parser.parse(data)
+    if not tree.root_node.has_error:
+        return []
+    lines = data.split(b"\n")
+    last = len(lines) - 1 if data.endswith(b"\n") else len(lines)  # lines as read counts them
+    return [_issue(node, lines, max(1, last)) for node in _error_nodes(tree.root_node)]
+
+
+def _error_nodes(root: Any) -> Iterator[Any]:
+    """ERROR and MISSING nodes, outermost first, in text order (a bounded number)."""
+    stack = [root]
+    found = 0
+    while stack and found < MAX_REPORTED * 4:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            found += 1
+            yield node
+            continue
+        if node.has_error:
+            stack.extend(reversed(node.children))
+
+
+def _issue(node: Any, lines: list[bytes], count: int) -> SyntaxIssue:
+    # An error at the very end (a missing closing brace) is placed after the last line: name the last.
+    first, last = min(node.start_point[0], count - 1), min(node.end_point[0], count - 1)
+    context = lines[first].decode("utf-8", "replace").strip() if first < len(lines) else ""
+    if node.is_missing:
+        message = f"missing {node.type!r}"
+    else:
+        text = node.text.decode("utf-8", "replace").strip().split("\n")[0] if node.text else ""
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        message = f"unexpected {shown!r}" if shown else "unexpected end of input"
+    return SyntaxIssue(first + 1, last + 1, message, context)
+
+
+# --- what the mutating tools do with a check ----------------------------------------------------------
+
+
+def refuse(found: Check, pointer: str) -> None:
+    """``IntroducedSyntaxError`` listing what the change would introduce (nothing is written)."""
+    from fs_tools.errors import IntroducedSyntaxError
+
+    if not found.introduced:
+        return
+    first = found.introduced[0]
+    more = f" (and {len(found.introduced) - 1} more)" if len(found.introduced) > 1 else ""
+    raise IntroducedSyntaxError(
+        f"{pointer} would introduce a {found.language} syntax error at line {first.line}: {first.message}{more}; "
+        "nothing was written",
+        details={"errors": [issue.value() for issue in found.introduced], "language": found.language},
+    )
+
+
+def report(found: Check | None) -> tuple[str, list[dict[str, Any]]]:
+    """The sentence a result ends with, and ``value.syntax_errors``."""
+    if found is None or not found.introduced:
+        return "", []
+    listed = "; ".join(f"line {issue.line}: {issue.message}" for issue in found.introduced[:3])
+    more = f"; and {len(found.introduced) - 3} more" if len(found.introduced) > 3 else ""
+    count = len(found.introduced)
+    noun = "error" if count == 1 else "errors"
+    return (
+        f"\nWarning: this change introduced {count} {found.language} syntax {noun} ({listed}{more}) — "
+        "the file was written; fix it with another edit",
+        [issue.value() for issue in found.introduced],
+    )

@@ -112,7 +112,10 @@ class Workspace:
     by default) refuses new text that would replace code with an omission placeholder (``# ... rest of
     code unchanged``) with ``FS_OMISSION_PLACEHOLDER``; ``check_syntax`` (on by default) reports in a
     write's or an edit's result the syntax errors the change introduced (tree-sitter grammars, files up to
-    256 KB), and ``refuse_syntax_errors`` refuses such a change with ``FS_SYNTAX_ERROR`` instead.
+    256 KB), and ``refuse_syntax_errors`` refuses such a change with ``FS_SYNTAX_ERROR`` instead;
+    ``stale="region"`` lets an edit through when the file changed since the session's read but not in
+    the lines the edit covers (the result names the lines that did change), where the default,
+    ``"strict"``, refuses any change since the read.
 
     ``roots`` may also be a provider (``FileProvider(roots, primitives=Primitives.portable())``, or any
     implementation of the ``Provider`` protocol): the workspace serves through it and closes it when it
@@ -141,6 +144,7 @@ class Workspace:
         check_placeholders: bool = True,
         check_syntax: bool = True,
         refuse_syntax_errors: bool = False,
+        stale: str = "strict",
     ) -> None:
         given: Provider | None = roots if isinstance(roots, Provider) else None
         if given is not None and (max_file_bytes, max_read_bytes, lock_timeout) != (
@@ -162,6 +166,9 @@ class Workspace:
         self.check_placeholders = check_placeholders
         self.check_syntax = check_syntax or refuse_syntax_errors
         self.refuse_syntax_errors = refuse_syntax_errors
+        if stale not in ("strict", "region"):
+            raise ValueError(f'Workspace(stale=...) must be "strict" or "region", got {stale!r}')
+        self.stale = stale
         self.prefix = _checked_prefix(prefix)
         chosen = [dataclasses.replace(tool, name=prefix + tool.name) for tool in _selected_tools(tools)]
         # What is listed, and what is withheld only because the workspace is read-only: a call to a
@@ -310,6 +317,7 @@ class Workspace:
                 check_placeholders=self.check_placeholders,
                 check_syntax=self.check_syntax,
                 refuse_syntax_errors=self.refuse_syntax_errors,
+                stale=self.stale,
             )
             output = tool.run(context, args)
             try:

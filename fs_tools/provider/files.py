@@ -310,6 +310,10 @@ class FileProvider:
         """Keep a version's bytes a while, so a later stale error can say which lines changed."""
         self._cache.put(version, data)
 
+    def recall(self, version: str) -> bytes | None:
+        """The bytes of ``version`` if they are still remembered (see ``remember``)."""
+        return self._cache.get(version)
+
     @property
     def remember_limit(self) -> int:
         """The largest content ``remember`` keeps."""

@@ -49,6 +49,7 @@ class ToolContext:
     check_placeholders: bool = True  # refuse omission placeholders written over code (SPEC §15)
     check_syntax: bool = True  # report the syntax errors a change introduces (SPEC §15)
     refuse_syntax_errors: bool = False  # ... and refuse the change instead
+    stale: str = "strict"  # "region": an edit of lines that did not change since the read goes through
 
     def changed(self, key: str) -> None:
         """The session changed ``key``: its next read shows the whole text again."""

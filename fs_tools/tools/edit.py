@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
-from fs_tools.errors import EditNotFound, path_label
+from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, path_label
 from fs_tools.provider import Snapshot, TextFile, count_lines, decode_text
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.diagnosis import Miss
 from fs_tools.tools.matching import Replacement, line_start, replace
-from fs_tools.tools.mutation import commit_gated
+from fs_tools.tools.mutation import Committed, commit_gated
 from fs_tools.tools.placeholders import refuse_placeholders
 from fs_tools.tools.presenting import quoted, short, text_of
 from fs_tools.tools.rendering import snippet_at
-from policy import Intent
+from policy import Intent, Present
 
 _PATH_DOC = "Path of the file: relative to the workspace root, or absolute inside a root."
 _OLD_DOC = (
@@ -103,6 +103,8 @@ class EditOutput(ToolOutputModel):
     first_line: int
     version: str
     syntax_errors: list[SyntaxErrorValue] = Field(default_factory=list)  # those this change introduced
+    # stale="region": the lines that changed since the session's read, as [first, last], numbered as now
+    changed_lines: list[list[int]] = Field(default_factory=list)
     dry_run: bool = False
     diff: str | None = None  # with dry_run: the unified diff the edit would make (patch -p1 applies it)
 
@@ -117,6 +119,16 @@ class _DryRun(Exception):
 
 
 @dataclass
+class _RegionCheck:
+    """A region edit (``stale="region"``): each edit is applied to the text the session read as well,
+    and must not touch a line that changed since; ``changed`` is what did, numbered as the file is now."""
+
+    observed: bytes
+    stale: StaleVersion
+    changed: list[list[int]] = field(default_factory=list)
+
+
+@dataclass
 class _Outcome:
     """What ``produce`` found under the lock: where each edit landed and the excerpt of the result to
     show, or the edit whose old_string was not found (diagnosed once the lock is released)."""
@@ -125,6 +137,7 @@ class _Outcome:
     excerpt: str = ""
     miss: Miss | None = None
     texts: tuple[bytes, bytes] | None = None  # the file before and after, for the syntax check
+    region: _RegionCheck | None = None  # a region edit: the text the session read, and what changed
 
     @property
     def first(self) -> int:
@@ -146,7 +159,11 @@ def _apply(
     decoded = decode_text(snapshot.data, display)
     text, size, form = decoded.text, len(snapshot.data), TextFile("", decoded.bom, decoded.newline)
     del decoded  # only the current text is ever held: each edit's input goes when its result exists
+    region = outcome.region
+    seen = decode_text(region.observed, display).text if region is not None else ""
     for spec, pointer in zip(edits, pointers, strict=True):
+        if region is not None:
+            seen = _region_step(region, seen, text, spec, pointer, display, size, limit)
         try:
             text, done = replace(
                 text,
@@ -164,8 +181,73 @@ def _apply(
             raise
         outcome.applied.append(done)
         size = done.size
+    if region is not None:
+        region.changed = [list(span) for span in _changed_spans(seen, text)]
     outcome.excerpt = _excerpt(text, outcome.applied, outcome.first, outcome.last)  # a few lines: cheap
     return form.encode(text)
+
+
+def _region_step(
+    region: _RegionCheck,
+    seen: str,
+    text: str,
+    spec: EditSpec | EditArgs,
+    pointer: str,
+    display: str,
+    size: int,
+    limit: int,
+) -> str:
+    """Check one edit of a region edit against the text the session read (``seen``) and the file now
+    (``text``): it must match once in each, on lines that did not change; the read text with the edit
+    made, for the next one."""
+    label = f"{pointer}/old_string" if pointer else "old_string"
+    if spec.replace_all:
+        raise region.stale  # every match would have to be checked: a region edit replaces one
+    try:
+        after, done = replace(
+            seen,
+            "\n",
+            spec.old_string,
+            spec.new_string,
+            replace_all=False,
+            pointer=pointer,
+            display=display,
+            size=size,
+            limit=limit * 2,
+        )
+        now = text.replace("\r\n", "\n").find(spec.old_string.replace("\r\n", "\n"))
+    except (EditNotFound, AmbiguousEdit):
+        raise region.stale from None  # it was not the text the session read
+    if now < 0:  # in the text the session read, not in the file now: those very lines changed
+        raise StaleVersion(
+            f"{display!r} has changed since this session last read it, in the lines {label} covers",
+            details=dict(region.stale.details),
+        ) from region.stale
+    first = text.replace("\r\n", "\n").count("\n", 0, now) + 1
+    last = first + spec.old_string.replace("\r\n", "\n").count("\n")
+    for start, end in _changed_spans(seen, text):
+        if start <= last and end >= first:
+            raise StaleVersion(
+                f"{display!r} has changed since this session last read it, in the lines {label} covers "
+                f"({'line ' + str(start) if start == end else f'lines {start}–{end}'})",
+                details={**region.stale.details, "lines": (start, end)},
+            ) from region.stale
+    del done
+    return after
+
+
+def _changed_spans(before: str, after: str) -> list[tuple[int, int]]:
+    """The lines of ``after`` that differ from ``before``, as (first, last) pairs, 1-based; a removal is
+    the line just after it."""
+    a = before.replace("\r\n", "\n").split("\n")
+    b = after.replace("\r\n", "\n").split("\n")
+    spans: list[tuple[int, int]] = []
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        at = min(j1 + 1, max(1, len(b)))
+        spans.append((at, max(at, j2)))
+    return spans
 
 
 def _run(
@@ -195,7 +277,12 @@ def _run(
         return data
 
     try:
-        done = commit_gated(ctx, path, Intent.EDIT, produce)
+        try:
+            done = commit_gated(ctx, path, Intent.EDIT, produce)
+        except StaleVersion as stale:
+            if ctx.stale != "region" or dry_run or stale.details.get("found") != "modified":
+                raise
+            done = _region_commit(ctx, path, produce, outcome, stale)
     except EditNotFound:
         if outcome.miss is None:
             raise
@@ -207,6 +294,13 @@ def _run(
     count = sum(r.count for r in applied)
     what = f"{len(applied)} edits, {count} replacement(s)" if len(applied) > 1 else f"{count} replacement(s)"
     warning, errors = syntax.report(syntax.check(path, *outcome.texts) if outcome.texts else None)
+    changed = outcome.region.changed if outcome.region is not None else []
+    if changed:
+        spans = ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in changed[:10])
+        warning += (
+            f"\nThe file had changed since your read, but not in the lines you edited: lines {spans} "
+            "changed (numbered as the file is now) — re-read those if you need them"
+        )
     text = f"Edited {display!r}: {what}. The file now reads, around line {outcome.first}:\n{outcome.excerpt}{warning}"
     return ToolOutput(
         text=text,
@@ -217,8 +311,35 @@ def _run(
             "first_line": outcome.first,
             "version": done.after.version,
             "syntax_errors": errors,
+            "changed_lines": changed,
         },
     )
+
+
+class _Bytes:
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+
+
+def _region_commit(
+    ctx: ToolContext, path: str, produce: Callable[[Snapshot], bytes], outcome: _Outcome, stale: StaleVersion
+) -> Committed:
+    """The edit again, against the file as it is now, when the session's read is still remembered: the
+    lines the edit covers must be as the session read them (``_region_step``). Anything else is the
+    stale error the strict edit got."""
+    observation = ctx.store.get(ctx.session, ctx.provider.key_of(path))
+    observed = ctx.provider.recall(observation.version) if isinstance(observation, Present) else None
+    if observed is None:
+        raise stale  # what the session read is no longer known: nothing to compare with
+    _, found = ctx.provider.read(path, _Bytes, cancel=ctx.cancel)
+    if found is None or not found[1].settled:
+        raise stale
+    outcome.applied.clear()
+    outcome.region = _RegionCheck(observed, stale)
+    return commit_gated(ctx, path, Intent.EDIT, produce, pinned=found[1].version)
 
 
 def _excerpt(text: str, applied: Sequence[Replacement], first: int, last: int) -> str:

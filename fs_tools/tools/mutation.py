@@ -54,10 +54,26 @@ class SessionGate:
         )
 
 
-def commit_gated(ctx: ToolContext, path: str, intent: Intent, content: bytes | Produce) -> Committed:
+class PinnedGate(SessionGate):
+    """The session's gates, expecting a version given (one a region edit has just checked) instead of
+    the one the session observed: every configuration and observation rule still applies."""
+
+    def __init__(self, ctx: ToolContext, intent: Intent, version: str) -> None:
+        super().__init__(ctx, intent)
+        self._version = version
+
+    def expect(self, file: FileState) -> str | None:
+        super().expect(file)
+        self.expected = self._version
+        return self.expected
+
+
+def commit_gated(
+    ctx: ToolContext, path: str, intent: Intent, content: bytes | Produce, *, pinned: str | None = None
+) -> Committed:
     """Gate, then commit ``content`` (or what it makes of the current file). ``path`` is as the model
-    sent it."""
-    gate = SessionGate(ctx, intent)
+    sent it; ``pinned`` replaces the observed version the commit expects (a region edit)."""
+    gate = SessionGate(ctx, intent) if pinned is None else PinnedGate(ctx, intent, pinned)
     try:
         after = ctx.provider.commit(path, gate, content, cancel=ctx.cancel)
     except StaleVersion as exc:

@@ -236,8 +236,24 @@ def _invisible(char: str) -> bool:
     return not char.isascii() and unicodedata.category(char) in ("Zs", "Cf", "Zl", "Zp")
 
 
+_EXCERPT_CHARS = 1_800  # shown characters of an excerpt, marks included
+
+
 def excerpt(candidate: Sequence[tuple[int, str]], also: frozenset[str] = frozenset()) -> str:
-    return "\n".join(f"{n:>6}\t{visible(text, also)}" for n, text in candidate)
+    """The lines as read numbers them, marks included, within ``_EXCERPT_CHARS`` (a line that would pass
+    it is cut, and no line follows it)."""
+    rows: list[str] = []
+    size = 0
+    for n, text in candidate:
+        shown = visible(text, also)
+        room = _EXCERPT_CHARS - size
+        if rows and room <= 40:
+            break
+        if len(shown) > room:
+            shown = shown[: max(room, 40)] + "…"
+        rows.append(f"{n:>6}\t{shown}")
+        size += len(shown)
+    return "\n".join(rows)
 
 
 def ambiguity_excerpt(context: Sequence[Sequence[Any]]) -> str:
@@ -247,8 +263,13 @@ def ambiguity_excerpt(context: Sequence[Sequence[Any]]) -> str:
     if not rows:
         return ""
     out: list[str] = []
+    size = 0
     for index, (n, text) in enumerate(rows):
         if index and n > rows[index - 1][0] + 1:
             out.append("   ...")
-        out.append(f"{n:>6}\t{visible(text)}")
+        shown = visible(text)[:200]
+        size += len(shown)
+        if size > _EXCERPT_CHARS:
+            break
+        out.append(f"{n:>6}\t{shown}")
     return ":\n" + "\n".join(out) + "\n"

@@ -107,7 +107,8 @@ def test_the_check_can_be_turned_off_and_other_files_are_not_checked(root: Path)
 def test_a_file_over_the_limit_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(syntax, "MAX_CHECKED_BYTES", 10)
     found = syntax.check("a.py", None, b"def f(:\n    pass\n")
-    assert found.introduced == () and found.skipped.startswith("over")
+    assert found.introduced == () and found.skipped == "the file is over 0 KB"
+    assert syntax.report(found) == ("\nSyntax not checked: the file is over 0 KB.", [])
 
 
 def test_a_grammar_that_cannot_be_loaded_turns_its_check_off(

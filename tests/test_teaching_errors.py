@@ -41,6 +41,13 @@ PLACEHOLDERS = [
     "    # ... same as before ...",
     "// ... remaining cases omitted",
     "; ... rest unchanged",
+    # found by review
+    "/* rest of styles unchanged */",
+    "<!-- rest of the page unchanged -->",
+    "# ... snip ...",
+    "// (omitted for brevity)",
+    "# the rest stays unchanged",
+    "{# ... rest unchanged #}",
 ]
 LEGITIMATE = [
     "def f(): ...",
@@ -69,6 +76,13 @@ LEGITIMATE = [
     "# " + "keep the rest " * 20,
     "",
     "...",
+    # found by review: prose that mentions what a placeholder says
+    "## Migrating existing code",
+    "# Keep the rest of the function unchanged for callers.",
+    "-- existing code paths rely on this index",
+    "/// Same as before, but with retries.",
+    "# Use the existing implementation here",
+    "# remains unchanged if the flag is false",
 ]
 
 

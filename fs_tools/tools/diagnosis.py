@@ -45,6 +45,7 @@ _MAX_TOKENS = 10  # words of old_string searched for in the whole text, longest 
 _TOKEN_HITS = 40  # occurrences of each word looked at
 _WINDOW_EXTRA = 12  # lines of slack around a voted region (blank lines added or dropped)
 _MAX_ALIGNED = 400  # lines of old_string compared line by line
+_NEAR_PAIRS = 300  # line pairs judged for similarity in one diagnosis
 
 # The similarity fallback's fixed budget: lines visited, characters compared, candidates scored in full.
 _COMPARE_CHARS = 300
@@ -101,6 +102,9 @@ def _prefix_form(needle: str) -> tuple[str, str, str] | None:
         if all(pattern.match(line) for line in filled):
             first = pattern.match(filled[0])
             assert first is not None
+            numbers = [int(re.sub(r"\D", "", found.group(0))) for line in lines if (found := pattern.match(line))]
+            if len(numbers) > 1 and any(b != a + 1 for a, b in pairwise(numbers)):
+                continue  # a read numbers its lines one after another: these are the text's own (YAML keys)
             stripped = "\n".join(pattern.sub("", line, count=1) for line in lines)
             return name, first.group(0), stripped
     return None
@@ -148,8 +152,8 @@ _PLAIN = str.maketrans({**{c: None for c in _INVISIBLE}, **_LOOKALIKE, 0x0D: Non
 # The same, keeping every character's place: look-alikes become their ASCII character (the first of it).
 _PLAIN_SAME_LENGTH = str.maketrans({c: plain[0] for c, plain in _LOOKALIKE.items()})
 _PART_TRIES = 2_000
-_WORD = re.compile(r"[A-Za-z0-9_]{3,}")
-_WORD_PART = re.compile(r"[A-Za-z]{3,}|[0-9]{3,}")
+_WORD = re.compile(r"\w{3,}")  # any script's letters: a Cyrillic or CJK old_string has words too
+_WORD_PART = re.compile(r"[^\W\d_]{3,}|\d{3,}")
 _PIECE = re.compile(r"\w{3}")
 _BLANKS = re.compile(r"[ \t]+")
 _DASHES = re.compile(r"-{2,}")  # an em dash may stand for "--" as well as "-"
@@ -204,7 +208,7 @@ def diagnose(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
     region = _region(finder, working, total)
     compared = _compare(finder, working, region, total) if region is not None else None
     if compared is None or compared.get("kind") in ("partial", "similar"):
-        applied = _already_applied(finder, working, new, total)
+        applied = _already_applied(finder, working, new, total, region)
         if applied is not None:
             return {"kind": "already_applied", **applied, **found}
     if region is not None:
@@ -220,12 +224,13 @@ def diagnose(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
     return {**nearest, **found}
 
 
-def _already_applied(finder: _Finder, needle: str, new: str, total: int) -> dict[str, Any] | None:
+def _already_applied(finder: _Finder, needle: str, new: str, total: int, near: _Region | None) -> dict[str, Any] | None:
     """Where ``new`` is in the text — exactly, or but for whitespace (an editor trimmed trailing spaces
     on save, a formatter re-indented) — when it is substantial and not part of ``needle``: the edit
     looks applied already (an agent retrying an edit that succeeded, or the same change made twice).
     Its words that old_string lacks are looked for first (searches the region already paid for are
-    not repeated): one that is not in the text ends the question."""
+    not repeated): one that is not in the text ends the question. It must be whole lines (not a part of
+    a more indented one), and where old_string's own region is, when it has one."""
     meant = new.strip("\n")
     if len(_key(meant)) < 6 or meant in needle or meant.count("\n") > _MAX_ALIGNED:
         return None
@@ -234,14 +239,31 @@ def _already_applied(finder: _Finder, needle: str, new: str, total: int) -> dict
     if any(finder.absent(word) for word in fresh):
         return None
     haystack = finder.haystack
+
+    def where_old_was(line: int) -> bool:
+        return near is None or near.start <= line <= near.stop
+
     position = haystack.find(meant)
-    if position >= 0:
-        return _located(finder, position, meant, total)
+    while position >= 0:
+        starts = (
+            position == 0
+            or haystack[position - 1] == "\n"
+            or (not meant[:1].isspace() and haystack[haystack.rfind("\n", 0, position) + 1 : position].isspace())
+        )
+        end = position + len(meant)
+        ends = end == len(haystack) or haystack[end] in "\r\n" or meant.endswith("\n")
+        if starts and ends:
+            located = _located(finder, position, meant, total)
+            if where_old_was(located["line"]):
+                return located
+        position = haystack.find(meant, position + 1)
     region = _region(finder, meant, total)
     if region is None:
         return None
     compared = _compare(finder, meant, region, total)
     if compared is None or compared.get("missing_lines") or compared.get("kind") not in _LOOSE:
+        return None
+    if not where_old_was(compared["line"]):
         return None
     return {"loosely": True, "line": compared["line"], "candidate": compared["candidate"]}
 
@@ -406,12 +428,28 @@ def _compare(finder: _Finder, needle: str, region: _Region, total: int) -> dict[
     differences.extend(blank)
     missing = [i for i in filled if i not in set(matched_filled)]
     near: list[dict[str, Any]] = []
+    budget = _NEAR_PAIRS  # similarity is judged on a fixed number of line pairs, each cut short
     for lines_mine, lines_theirs in replaced:
-        for i in lines_mine:
-            if not mine_keys[i]:
+        for offset, i in enumerate(lines_mine):
+            if not mine_keys[i] or budget <= 0:
                 continue
+            # the file's lines where this one would be, counted from either end of the block, and one
+            # either side of each
+            back = len(lines_theirs) - (len(lines_mine) - offset)
+            around = sorted(
+                set(lines_theirs[max(0, offset - 1) : offset + 2]) | set(lines_theirs[max(0, back - 1) : back + 2])
+            )
+            budget -= len(around)
             best = max(
-                ((difflib.SequenceMatcher(None, mine_keys[i], their_keys[j]).ratio(), j) for j in lines_theirs),
+                (
+                    (
+                        difflib.SequenceMatcher(
+                            None, mine_keys[i][:_COMPARE_CHARS], their_keys[j][:_COMPARE_CHARS]
+                        ).ratio(),
+                        j,
+                    )
+                    for j in around
+                ),
                 default=(0.0, -1),
             )
             if best[0] >= _CUTOFF:

@@ -13,11 +13,13 @@ import re
 
 from fs_tools.errors import OmissionPlaceholder
 
-_COMMENT = re.compile(r"^\s*(?:\{/\*|/\*+|<!--|#+|//+|--|;+|%+|\*)\s?(?P<inner>.*?)\s*(?:\*+/\}?|-->)?\s*$")
+_COMMENT = re.compile(
+    r"^\s*(?:\{/\*|\{#|@\*|/\*+|<!--|#+|//+|--|;+|%+|\*)\s?(?P<inner>.*?)\s*(?:\*+/\}?|-->|#\}|\*@)?\s*$"
+)
 _ELLIPSIS = r"(?:\.{3,}|…)"
 _ONLY_ELLIPSIS = re.compile(rf"^{_ELLIPSIS}$")
 _WORDS = (
-    r"rest|remaining|existing|unchanged|same|previous|omitted|elided|skipped|other (?:code|methods|functions|"
+    r"rest|remaining|existing|unchanged|same|previous|omitted|elided|skipped|snip|other (?:code|methods|functions|"
     r"fields|cases|imports|tests|styles|routes)|(?:your|original|old) code|code|implementation|as before|keep"
 )
 # An ellipsis at either end of the comment (or set off by spaces) with a word that says code is left out.
@@ -25,19 +27,25 @@ _ELLIPSIS_WITH_WORD = re.compile(
     rf"(?:^{_ELLIPSIS}\s*.*\b(?:{_WORDS})\b|\b(?:{_WORDS})\b.*\s*{_ELLIPSIS}$|\s{_ELLIPSIS}\s.*\b(?:{_WORDS})\b)",
     re.IGNORECASE,
 )
-# Phrases that say so without an ellipsis.
+# Without an ellipsis, the whole comment must be such a phrase (a comment that merely mentions "the
+# existing code" or "same as before" in a sentence is prose): "rest of the code unchanged", "existing
+# code here", "code omitted for brevity", "the rest stays the same", "snip", ...
+_THING = (
+    r"(?:code|file|function|class|method|methods|implementation|module|component|body|logic|styles|page|"
+    r"content|tests|imports|cases|fields|file contents)"
+)
 _PHRASE = re.compile(
-    r"\b(?:rest of (?:the )?(?:code|file|function|class|method|implementation|module|component|body|logic)"
-    r"(?: (?:is |remains |stays )?(?:unchanged|the same|as (?:is|before)))?"
-    r"|existing (?:code|implementation|methods|functions|imports|logic|content)(?: (?:here|unchanged|remains|stays))?"
-    r"|(?:code|implementation|content) (?:unchanged|omitted|elided|remains the same)"
-    r"|unchanged (?:code|from (?:before|above|the original))"
-    r"|same as (?:before|above|original|the original)"
-    r"|(?:previous|original) (?:code|implementation) (?:here|unchanged|remains)"
-    r"|keep (?:the )?(?:rest|existing)(?: (?:code|as is))?"
-    r"|remains? unchanged)\b",
+    rf"^[\[(]?(?:(?:the )?rest(?: of (?:the |this |your )?{_THING})?(?: (?:is|remains|stays|left))?"
+    r"(?: (?:unchanged|the same|as (?:is|before)|omitted|here))?"
+    rf"|existing {_THING}(?: (?:here|unchanged|remains|stays|goes here|omitted))?"
+    rf"|{_THING} (?:unchanged|omitted|elided|remains the same|stays the same)(?: for brevity| here)?"
+    r"|(?:omitted|elided|snipped)(?: for brevity)?|snip"
+    rf"|unchanged(?: {_THING})?|same as (?:before|above|original|the original)"
+    rf"|(?:previous|original) {_THING}(?: here| unchanged| remains)?"
+    rf"|keep (?:the )?(?:rest|existing)(?: {_THING})?(?: as is)?)[\])]?[.:]?$",
     re.IGNORECASE,
 )
+_MAYBE = re.compile(r"rest|existing|unchanged|omitted|elided|snip|same as|previous|original|keep", re.IGNORECASE)
 _MAX_LINE = 200  # a longer comment line is prose, not a placeholder
 
 
@@ -55,7 +63,7 @@ def is_placeholder(line: str) -> bool:
         return True
     if re.search(_ELLIPSIS, inner):
         return bool(_ELLIPSIS_WITH_WORD.search(inner))
-    return bool(_PHRASE.search(inner)) and len(inner) <= 80
+    return bool(_PHRASE.match(inner))
 
 
 def refuse_placeholders(new: str, old: str, pointer: str) -> None:
@@ -74,7 +82,7 @@ def refuse_placeholders(new: str, old: str, pointer: str) -> None:
 
 def new_placeholders(new: str, old: str) -> list[tuple[int, str]]:
     """(1-based line of ``new``, the line) for each placeholder in ``new`` that ``old`` does not have."""
-    if "." not in new and "…" not in new and not _PHRASE.search(new):
+    if "." not in new and "…" not in new and not _MAYBE.search(new):
         return []  # the common case: nothing that could be one
     had = {line.strip() for line in old.split("\n") if is_placeholder(line)}
     return [

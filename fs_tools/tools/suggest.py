@@ -6,13 +6,15 @@ suggestion is never a path outside the roots and never costs more than a small l
 from __future__ import annotations
 
 import difflib
+import re
 from itertools import islice
 
 from fs_tools.errors import FsError
 from fs_tools.provider import DIRECTORY, Entry, Provider
 
 _LIMIT = 3
-_DIRECTORY_ENTRIES = 5_000  # names of one directory compared
+_DIRECTORY_ENTRIES = 200_000  # names of one directory listed
+_COMPARED = 5_000  # of which, of about the right length, compared
 _WORKSPACE_ENTRIES = 20_000  # entries visited looking for the name elsewhere
 _SKIPPED = frozenset({"node_modules", "__pycache__", "venv", "target", "dist", "build"})
 _CUTOFF = 0.6
@@ -68,11 +70,15 @@ def _nearby(provider: Provider, absolute: bool, parts: list[str], depth: int) ->
     missing, rest = parts[keep], parts[keep + 1 :]
     by_name = dict(names)
     close = [name for name in by_name if name.lower() == missing.lower() and name != missing]
-    close += [
-        name
-        for name in difflib.get_close_matches(missing, list(by_name), n=_LIMIT, cutoff=_CUTOFF)
-        if name not in close
-    ]
+    # In a large directory only names of about the same length are compared (a bounded number of them)
+    tokens = [t for t in re.findall(r"[^\W_]{3,}", missing.rsplit(".", 1)[0]) if t]
+    sharing = [name for name in by_name if any(t in name for t in tokens)][:_COMPARED] if tokens else []
+    chosen = set(sharing)
+    alike = (
+        sharing
+        + [n for n in by_name if abs(len(n) - len(missing)) <= 3 and n not in chosen][: _COMPARED - len(sharing)]
+    )
+    close += [name for name in difflib.get_close_matches(missing, alike, n=_LIMIT, cutoff=_CUTOFF) if name not in close]
     out: list[str] = []
     for name in close:
         candidate = [*parts[:keep], name, *rest]

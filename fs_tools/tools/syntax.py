@@ -16,7 +16,6 @@ import functools
 import importlib
 import logging
 import threading
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -63,7 +62,8 @@ class SyntaxIssue:
     line: int  # 1-based, as read numbers lines
     end_line: int
     message: str
-    context: str  # the text the issue is in (its first line), to tell an old issue from a new one
+    context: str  # the text of its first line
+    kind: str  # what errors are matched by: "missing ')'", or "error" for text the parser could not place
 
     def value(self) -> dict[str, Any]:
         return {"line": self.line, "end_line": self.end_line, "message": self.message}
@@ -84,40 +84,65 @@ def language_of(path: str) -> str | None:
 
 
 def check(path: str, before: bytes | None, after: bytes) -> Check:
-    """The syntax errors ``after`` has that ``before`` (None: a new file) did not."""
+    """The syntax errors ``after`` has that ``before`` (None: a new file) did not: matched by what they
+    say (an error left as it was on a line the change touched is not new); with more errors than
+    before every unmatched one is new, with as many only those in the changed lines."""
     grammar = _GRAMMARS.get(PurePosixPath(path).suffix.lower())
     if grammar is None:
         return Check(None)
     name = grammar[2]
     if max(len(after), len(before or b"")) > MAX_CHECKED_BYTES:
-        return Check(name, skipped=f"over {MAX_CHECKED_BYTES >> 10} KB")
+        return Check(name, skipped=f"the file is over {MAX_CHECKED_BYTES >> 10} KB")
     parser = _parser(grammar[0], grammar[1])
     if parser is None:
         return Check(name, skipped="its grammar is not installed")
     new = _issues(parser, after)
     if not new:
         return Check(name)
-    previous = _issues(parser, before) if before else []
-    old = Counter((issue.message, issue.context) for issue in previous)
-    unmatched = []
+    if before is None:
+        return Check(name, tuple(new[:MAX_REPORTED]))
+    previous = _issues(parser, before)
+    first, last, delta = _changed(before, after)
+
+    end_before, end_after = _line_count(before), _line_count(after)
+
+    def moved(line: int) -> int:
+        """Where a line of ``before`` is in ``after`` (a line inside the change: where the change starts;
+        the last line, where an unclosed block is reported, stays the last)."""
+        if line >= end_before:
+            return end_after
+        if line < first:
+            return line
+        return line + delta if line - delta > last else first
+
+    unused = [(issue.kind, moved(issue.line), moved(issue.end_line)) for issue in previous]
+    introduced = []
     for issue in new:
-        key = (issue.message, issue.context)
-        if old[key]:
-            old[key] -= 1  # the same error on the same text was there before the change
+        # The same kind of error starting where an old one now starts, or within what an old one
+        # covered: left as it was, not introduced (its text may have changed around it, or an error the
+        # old text ran together came apart); an error that now starts in the changed lines is new.
+        match = next(
+            (
+                k
+                for k, (kind, at, until) in enumerate(unused)
+                if kind == issue.kind and (abs(at - issue.line) <= 1 or at <= issue.line <= until)
+            ),
+            None,
+        )
+        if match is None:
+            introduced.append(issue)
         else:
-            unmatched.append(issue)
-    if before is None or len(new) > len(previous):
-        return Check(name, tuple(unmatched[:MAX_REPORTED]))
-    # As many errors as before: an error that merely moved or changed its shape (one unclosed bracket
-    # read differently once the text around it changed) is not new; one in the changed lines is.
-    first, last = _changed(before, after)
-    touching = [issue for issue in unmatched if issue.line <= last + 1 and issue.end_line >= first - 1]
-    return Check(name, tuple(touching[:MAX_REPORTED]))
+            unused.pop(match)
+    return Check(name, tuple(introduced[:MAX_REPORTED]))
 
 
-def _changed(before: bytes, after: bytes) -> tuple[int, int]:
-    """The lines of ``after`` (1-based, first and last) that differ from ``before``, by common prefix and
-    suffix."""
+def _line_count(data: bytes) -> int:
+    return max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1))
+
+
+def _changed(before: bytes, after: bytes) -> tuple[int, int, int]:
+    """The lines of ``after`` that differ from ``before`` (1-based, first and last), by common prefix and
+    suffix, and how many lines the change added (negative: removed)."""
     a, b = before.split(b"\n"), after.split(b"\n")
     prefix = 0
     while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
@@ -125,7 +150,7 @@ def _changed(before: bytes, after: bytes) -> tuple[int, int]:
     suffix = 0
     while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
         suffix += 1
-    return prefix + 1, max(prefix + 1, len(b) - suffix)
+    return prefix + 1, max(prefix + 1, len(b) - suffix), len(b) - len(a)
 
 
 @functools.cache
@@ -190,7 +215,7 @@ def _issue(node: Any, lines: list[bytes], count: int) -> SyntaxIssue:
         text = node.text.decode("utf-8", "replace").strip().split("\n")[0] if node.text else ""
         shown = text if len(text) <= 40 else text[:40] + "…"
         message = f"unexpected {shown!r}" if shown else "unexpected end of input"
-    return SyntaxIssue(first + 1, last + 1, message, context)
+    return SyntaxIssue(first + 1, last + 1, message, context, message if node.is_missing else "error")
 
 
 # --- what the mutating tools do with a check ----------------------------------------------------------
@@ -213,6 +238,8 @@ def refuse(found: Check, pointer: str) -> None:
 
 def report(found: Check | None) -> tuple[str, list[dict[str, Any]]]:
     """The sentence a result ends with, and ``value.syntax_errors``."""
+    if found is not None and found.skipped:
+        return f"\nSyntax not checked: {found.skipped}.", []
     if found is None or not found.introduced:
         return "", []
     listed = "; ".join(f"line {issue.line}: {issue.message}" for issue in found.introduced[:3])

@@ -100,6 +100,26 @@ def _parser() -> _Parser:
         help=f"refuse every write and edit; list no mutating tool (default ${READ_ONLY_ENV} or off)",
     )
     workspace.add_argument("--tools", type=_names, help="only these tools, comma-separated (e.g. read,edit)")
+    workspace.add_argument(
+        "--stale",
+        choices=["strict", "region"],
+        help="region: let an edit through when the file changed since the read but not in its lines (default strict)",
+    )
+    workspace.add_argument(
+        "--check-syntax",
+        action=argparse.BooleanOptionalAction,
+        help="report the syntax errors a write or an edit introduced (default on)",
+    )
+    workspace.add_argument(
+        "--refuse-syntax-errors",
+        action=argparse.BooleanOptionalAction,
+        help="refuse such a change with FS_SYNTAX_ERROR instead (default off)",
+    )
+    workspace.add_argument(
+        "--check-placeholders",
+        action=argparse.BooleanOptionalAction,
+        help="refuse new text that replaces code with '# ... rest unchanged' (default on)",
+    )
     workspace.add_argument("--prefix", help="put before every tool name the model sees and calls (fs_ gives fs_read)")
 
     parser = _Parser(
@@ -254,6 +274,9 @@ def _workspace_options(args: argparse.Namespace) -> dict[str, Any]:
         options["tools"] = args.tools
     if args.prefix is not None:
         options["prefix"] = args.prefix
+    for name in ("stale", "check_syntax", "refuse_syntax_errors", "check_placeholders"):
+        if getattr(args, name, None) is not None:
+            options[name] = getattr(args, name)
     return options
 
 

@@ -727,3 +727,33 @@ def test_keeping_contents_does_not_wait_out_another_processs_write_lock(tmp_path
         assert store.get("s", "a.txt") == Present("v1")
     with contextlib.closing(sqlite3.connect(path)) as db:
         assert db.execute("SELECT count(*) FROM contents").fetchone() == (0,)
+
+
+def test_the_checks_of_errors_that_teach_are_options_of_every_workspace_command(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    state = tmp_path / "state.sqlite"
+    env = _env(FS_TOOLS_SESSION="t")
+
+    def call(*flags: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        done = _run(
+            "call", "--root", str(root), "--state", str(state), *flags, "--json", tool, json.dumps(arguments), env=env
+        )
+        assert done.returncode in (0, 1), done.stderr
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    assert not call(tool="read", arguments={"file_path": "a.py"})["isError"]
+    placeholder = {"file_path": "a.py", "old_string": "    return 1", "new_string": "    # ... rest unchanged"}
+    assert call(tool="edit", arguments=placeholder)["isError"]
+    syntax_break = {"file_path": "a.py", "old_string": "    return 1", "new_string": "    return (1"}
+    assert call("--refuse-syntax-errors", tool="edit", arguments=syntax_break)["isError"]
+    assert (root / "a.py").read_text() == "def f():\n    return 1\n"
+    allowed = call("--no-check-placeholders", "--no-check-syntax", tool="edit", arguments=placeholder)
+    assert not allowed["isError"] and allowed["structuredContent"]["syntax_errors"] == []
+    assert (root / "a.py").read_text() == "def f():\n    # ... rest unchanged\n"
+    (root / "a.py").write_text("def f():\n    # ... rest unchanged\nx = 1\n")  # changed outside, not in line 2
+    edit = {"file_path": "a.py", "old_string": "    # ... rest unchanged", "new_string": "    return 2"}
+    assert call(tool="edit", arguments=edit)["isError"]  # strict: the file changed since
+    region = call("--stale", "region", tool="edit", arguments=edit)
+    assert not region["isError"] and region["structuredContent"]["changed_lines"] == [[3, 3]], region

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
-from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, path_label
+from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, TooLarge, path_label
 from fs_tools.provider import Snapshot, TextFile, count_lines, decode_text
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
@@ -204,7 +204,7 @@ def _region_step(
     if spec.replace_all:
         raise region.stale  # every match would have to be checked: a region edit replaces one
     try:
-        after, done = replace(
+        after, _ = replace(
             seen,
             "\n",
             spec.old_string,
@@ -213,40 +213,51 @@ def _region_step(
             pointer=pointer,
             display=display,
             size=size,
-            limit=limit * 2,
+            limit=limit,
         )
-        now = text.replace("\r\n", "\n").find(spec.old_string.replace("\r\n", "\n"))
-    except (EditNotFound, AmbiguousEdit):
+    except (EditNotFound, AmbiguousEdit, TooLarge):
         raise region.stale from None  # it was not the text the session read
-    if now < 0:  # in the text the session read, not in the file now: those very lines changed
+    now, needle = text.replace("\r\n", "\n"), spec.old_string.replace("\r\n", "\n")
+    at = now.find(needle)
+    if at < 0:  # in the text the session read, not in the file now: those very lines changed
         raise StaleVersion(
             f"{display!r} has changed since this session last read it, in the lines {label} covers",
             details=dict(region.stale.details),
         ) from region.stale
-    first = text.replace("\r\n", "\n").count("\n", 0, now) + 1
-    last = first + spec.old_string.replace("\r\n", "\n").count("\n")
-    for start, end in _changed_spans(seen, text):
+    first = now.count("\n", 0, at) + 1
+    last = first + needle.count("\n")
+    for start, end in _changed_spans(seen, now):
         if start <= last and end >= first:
             raise StaleVersion(
                 f"{display!r} has changed since this session last read it, in the lines {label} covers "
                 f"({'line ' + str(start) if start == end else f'lines {start}–{end}'})",
                 details={**region.stale.details, "lines": (start, end)},
             ) from region.stale
-    del done
     return after
 
 
 def _changed_spans(before: str, after: str) -> list[tuple[int, int]]:
     """The lines of ``after`` that differ from ``before``, as (first, last) pairs, 1-based; a removal is
-    the line just after it."""
+    the line just after it. This runs under the file's lock, so its work is kept near linear: the common
+    first and last lines are set aside, and the matcher may treat very frequent lines as junk — which
+    can only report more lines as changed (a region edit refused), never fewer."""
     a = before.replace("\r\n", "\n").split("\n")
     b = after.replace("\r\n", "\n").split("\n")
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if not middle_a and not middle_b:
+        return []
     spans: list[tuple[int, int]] = []
-    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, middle_a, middle_b).get_opcodes():
         if tag == "equal":
             continue
-        at = min(j1 + 1, max(1, len(b)))
-        spans.append((at, max(at, j2)))
+        at = min(head + j1 + 1, max(1, len(b)))
+        spans.append((at, max(at, head + j2)))
     return spans
 
 
@@ -316,14 +327,6 @@ def _run(
     )
 
 
-class _Bytes:
-    def __init__(self) -> None:
-        self.chunks: list[bytes] = []
-
-    def feed(self, chunk: bytes) -> None:
-        self.chunks.append(chunk)
-
-
 def _region_commit(
     ctx: ToolContext, path: str, produce: Callable[[Snapshot], bytes], outcome: _Outcome, stale: StaleVersion
 ) -> Committed:
@@ -334,12 +337,12 @@ def _region_commit(
     observed = ctx.provider.recall(observation.version) if isinstance(observation, Present) else None
     if observed is None:
         raise stale  # what the session read is no longer known: nothing to compare with
-    _, found = ctx.provider.read(path, _Bytes, cancel=ctx.cancel)
-    if found is None or not found[1].settled:
+    _, version = ctx.provider.current_version(path, lambda: None)  # hashed under the file's lock
+    if version is None:
         raise stale
     outcome.applied.clear()
     outcome.region = _RegionCheck(observed, stale)
-    return commit_gated(ctx, path, Intent.EDIT, produce, pinned=found[1].version)
+    return commit_gated(ctx, path, Intent.EDIT, produce, pinned=version)
 
 
 def _excerpt(text: str, applied: Sequence[Replacement], first: int, last: int) -> str:

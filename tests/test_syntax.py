@@ -128,3 +128,10 @@ def test_the_check_never_raises_on_strange_bytes() -> None:
     for data in (b"\xff\xfe\x00garbage", b"(" * 10_000, b"\x00" * 100, "é".encode() * 1000):
         syntax.check("a.py", None, data)
         syntax.check("a.json", data, data + b"}")
+
+
+def test_a_write_over_a_file_too_large_to_parse_says_it_was_not_checked(root: Path, session: Session) -> None:
+    _observed(root, session, "big.py", "x = 1\n" * (syntax.MAX_CHECKED_BYTES // 6 + 10))
+    result = assert_ok(session.call("write", {"file_path": "big.py", "content": "def f(:\n"}))
+    assert result.value is not None and result.value["syntax_errors"] == []
+    assert "Syntax not checked: the file is over 256 KB." in result.text

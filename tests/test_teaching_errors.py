@@ -268,3 +268,13 @@ def test_the_diagnosis_never_raises_and_answers_the_same_every_time(haystack: st
         assert 1 <= first["line"] <= haystack.count("\n") + 1
     for row, _ in first.get("candidate") or []:
         assert 1 <= row <= haystack.count("\n") + 1
+
+
+def test_a_write_over_a_file_too_large_to_compare_is_refused_if_it_has_a_placeholder(root: Path) -> None:
+    with Workspace(root, max_file_bytes=1 << 10) as workspace:
+        session = workspace.session("s")
+        big = root / "big.py"
+        big.write_text("# ...\n" + "x = 1\n" * 1000)  # its own placeholder, but past what is kept to compare
+        assert_ok(session.call("read", {"file_path": "big.py", "limit": 1}))
+        assert_error(session.call("write", {"file_path": "big.py", "content": "# ...\n"}), "FS_OMISSION_PLACEHOLDER")
+        assert big.read_text().startswith("# ...\nx = 1\n")

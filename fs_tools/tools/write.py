@@ -36,20 +36,32 @@ class WriteOutput(ToolOutputModel):
 
 
 class _Bytes:
-    def __init__(self) -> None:
+    """A sink that keeps at most ``limit`` bytes; past them it only notes that there were more."""
+
+    def __init__(self, limit: int) -> None:
         self.chunks: list[bytes] = []
+        self.room = limit
+        self.over = False
 
     def feed(self, chunk: bytes) -> None:
-        self.chunks.append(chunk)
+        if len(chunk) > self.room:
+            self.over, self.chunks, self.room = True, [], 0
+        elif not self.over:
+            self.chunks.append(chunk)
+            self.room -= len(chunk)
 
 
-def _current(ctx: ToolContext, path: str) -> bytes | None:
-    """The file's bytes now (None when it does not exist, or cannot be read: the commit says why)."""
+def _current(ctx: ToolContext, path: str, limit: int) -> tuple[bool, bytes | None]:
+    """Whether the file exists now, and its bytes (None over ``limit`` bytes: memory never grows with
+    the file). A file that cannot be read counts as absent: the commit says why."""
     try:
-        _, found = ctx.provider.read(path, _Bytes, cancel=ctx.cancel)
+        _, found = ctx.provider.read(path, lambda: _Bytes(limit), cancel=ctx.cancel)
     except FsError:
-        return None
-    return None if found is None else b"".join(found[0].chunks)
+        return False, None
+    if found is None:
+        return False, None
+    sink = found[0]
+    return True, None if sink.over else b"".join(sink.chunks)
 
 
 def _check_placeholders(ctx: ToolContext, path: str, content: str) -> None:
@@ -57,9 +69,9 @@ def _check_placeholders(ctx: ToolContext, path: str, content: str) -> None:
     replaces no code: any content goes). The current bytes are read only when the content has one."""
     if not new_placeholders(content, ""):
         return
-    current = _current(ctx, path)
-    if current is not None:
-        refuse_placeholders(content, current.decode("utf-8", "replace"), "content")
+    exists, current = _current(ctx, path, ctx.provider.max_file_bytes)
+    if exists:  # a file too large to compare with is taken to have none: the placeholder is refused
+        refuse_placeholders(content, (current or b"").decode("utf-8", "replace"), "content")
 
 
 def _check_syntax(ctx: ToolContext, path: str, data: bytes) -> syntax.Check | None:
@@ -70,7 +82,10 @@ def _check_syntax(ctx: ToolContext, path: str, data: bytes) -> syntax.Check | No
     alone = syntax.check(path, None, data)
     if not alone.introduced:
         return alone
-    found = syntax.check(path, _current(ctx, path), data)
+    exists, current = _current(ctx, path, syntax.MAX_CHECKED_BYTES)
+    if exists and current is None:
+        return syntax.Check(alone.language, skipped=f"the file is over {syntax.MAX_CHECKED_BYTES >> 10} KB")
+    found = syntax.check(path, current, data)
     if ctx.refuse_syntax_errors:
         syntax.refuse(found, "the write")
     return found

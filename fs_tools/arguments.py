@@ -256,7 +256,18 @@ def _rule_violations(model: type[ToolArgs], data: Mapping[str, Any], loc: Loc) -
 
 @functools.cache
 def _optional_fields(model: type[BaseModel]) -> frozenset[str]:
-    return frozenset(name for name, f in model.model_fields.items() if not f.is_required())
+    return frozenset(f.alias or name for name, f in model.model_fields.items() if not f.is_required())
+
+
+def argument_names(model: type[BaseModel]) -> list[str]:
+    """The names a model's arguments go by in a call, in declaration order: a field's alias where it
+    has one (``-i``, which no Python name can be)."""
+    return list(_argument_names(model))
+
+
+@functools.cache
+def _argument_names(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(f.alias or name for name, f in model.model_fields.items())
 
 
 def _nested_model(model: type[BaseModel], name: str) -> type[ToolArgs] | None:
@@ -268,6 +279,7 @@ def _nested_models(model: type[BaseModel]) -> dict[str, type[ToolArgs]]:
     """The fields of ``model`` that hold (lists of) argument models, by name; computed once per model."""
     found: dict[str, type[ToolArgs]] = {}
     for name, field in model.model_fields.items():
+        name = field.alias or name
         inner = getattr(field.annotation, "__args__", (field.annotation,))[0]
         if isinstance(inner, type) and issubclass(inner, ToolArgs):
             found[name] = inner
@@ -282,7 +294,7 @@ def _declaration_order(model: type[BaseModel], loc: Loc) -> tuple[int, ...]:
         if isinstance(part, int):
             key.append(part)
             continue
-        names = list(current.model_fields) if current is not None else []
+        names = argument_names(current) if current is not None else []
         key.append(names.index(part) if part in names else len(names))
         current = _nested_model(current, part) if current is not None else None
     return tuple(key)
@@ -346,7 +358,7 @@ def _fields_at(model: type[BaseModel], loc: Loc) -> list[str]:
     for part in loc:
         if isinstance(part, str):
             current = _nested_model(current, part) or current
-    return list(current.model_fields)
+    return argument_names(current)
 
 
 # --- the published schema ------------------------------------------------------------------------

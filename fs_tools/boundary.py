@@ -44,6 +44,7 @@ from fs_tools.errors import (
     ToolTimeout,
     UnknownTool,
 )
+from fs_tools.terms import speaking, term
 
 log = logging.getLogger("fs_tools.boundary")
 
@@ -64,7 +65,8 @@ def remediate(exc: HarnessError, tools: Mapping[str, str] | Collection[str] = ()
     if render is None:
         return exc
     shown = dict(tools) if isinstance(tools, Mapping) else {name: name for name in tools}
-    message = render(exc, exc.details, shown)
+    with speaking(exc.details.get("terms")):  # an error may name its arguments its own way (a patch's hunk)
+        message = render(exc, exc.details, shown)
     if message == exc.message:
         return exc
     out = copy.copy(exc)
@@ -94,19 +96,24 @@ def _stale(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, st
             change = f"lines were removed before line {first}"
         else:
             change = f"line {first} changed" if first == last else f"lines {first}–{last} changed"
-        return f"{exc.message} ({change}; re-reading from offset {max(1, first - 2)} is enough) — {STALE_REMEDY}"
+        return (
+            f"{exc.message} ({change}; re-reading from {term('offset')} {max(1, first - 2)} is enough) — {STALE_REMEDY}"
+        )
     if found == "deleted":
         return f"{exc.message} (it was deleted or moved) — {STALE_REMEDY}"
     return f"{exc.message} — {STALE_REMEDY}"
 
 
 def _not_observed(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    how = tools.get("read")
+    if how is not None and how != "read":  # a dialect's read, or a prefixed one: named as the model calls it
+        return f"{exc.message} — read the file ({how}), then retry"
     return f"{exc.message} — {NOT_OBSERVED_REMEDY}"
 
 
 def _nothing_applied(details: Mapping[str, Any]) -> str:
     pointer = str(details.get("pointer", ""))
-    return " (no edit was applied; the file is unchanged)" if pointer.startswith("/edits/") else ""
+    return " (no edit was applied; the file is unchanged)" if pointer.startswith(f"/{term('edits')}/") else ""
 
 
 def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
@@ -118,8 +125,14 @@ def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
     shown = diagnostics.ambiguity_excerpt(details.get("context") or [])
     return (
         f"{exc.message}, at lines {where}{_nothing_applied(details)}{shown or ' '}— add a neighbouring line "
-        "that differs to old_string so it matches once, or set replace_all to true to replace every occurrence"
+        f"that differs to {term('old_string')} so it matches once{_replace_all()}"
     )
+
+
+def _replace_all() -> str:
+    """The way out of an ambiguous match that replaces them all, where the call has one."""
+    name = term("replace_all")
+    return f", or set {name} to true to replace every occurrence" if name else ""
 
 
 def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
@@ -128,7 +141,7 @@ def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mappin
 
 def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     if details.get("reason") == "destination":  # a move's: the destination is the new path itself
-        return f"{exc.message} — give the full new path as destination (e.g. 'dir/name'), or choose another"
+        return f"{exc.message} — give the full new path as {term('destination')} (e.g. 'dir/name'), or choose another"
     if details.get("kind") == "directory" and "list" in tools:
         return f"{exc.message} — use {tools['list']} to see its entries"
     return exc.message
@@ -149,8 +162,8 @@ def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
     if details.get("reason") == "offset":
         total = int(details.get("total_lines", 0))
         if total == 0:
-            return f"{exc.message} — the file is empty; read it without an offset"
-        return f"{exc.message} — use an offset between 1 and {total}"
+            return f"{exc.message} — the file is empty; read it without {term('offset')}"
+        return f"{exc.message} — give {term('offset')} a value between 1 and {total}"
     return exc.message
 
 
@@ -183,7 +196,7 @@ def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
         return f"{exc.message} for reading — ask the user for the part you need"
     return (
         f"{exc.message} — edit and write work on files up to the limit; read still pages through "
-        "larger files with offset and limit"
+        f"larger files with {term('offset')} and {term('limit')}"
     )
 
 
@@ -201,7 +214,7 @@ def _io(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str])
     if details.get("reason") == "unstable":
         return f"{exc.message} — something keeps writing to it; wait until it settles, then read it again"
     if details.get("reason") == "same":
-        return f"{exc.message} — nothing to move; give a destination that is another path"
+        return f"{exc.message} — nothing to move; give a {term('destination')} that is another path"
     if details.get("reason") == "into_itself":
         return f"{exc.message} — choose a destination outside it"
     return exc.message
@@ -209,8 +222,11 @@ def _io(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str])
 
 def _already_exists(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     if details.get("reason") == "kind":
-        return f"{exc.message} — choose another destination"
-    return f"{exc.message} — to replace it, pass overwrite=true (you have read it); or choose another destination"
+        return f"{exc.message} — choose another {term('destination')}"
+    return (
+        f"{exc.message} — to replace it, pass {term('overwrite')}=true (you have read it); or choose another "
+        f"{term('destination')}"
+    )
 
 
 def _not_empty(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
@@ -224,12 +240,15 @@ def _syntax(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, s
 
 
 def _placeholder(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if str(details.get("pointer", "")) == "content" and "edit" in tools:
+    if str(details.get("pointer", "")) == term("content") and "edit" in tools:
         return (
             f"{exc.message} — write out the code it stands for, or change only the lines you mean with "
-            f"{tools['edit']} (its old_string covering just them)"
+            f"{tools['edit']} (its {term('old_string')} covering just them)"
         )
-    return f"{exc.message} — write out the code it stands for, or make old_string cover only the lines you change"
+    return (
+        f"{exc.message} — write out the code it stands for, or make {term('old_string')} cover only the lines you "
+        "change"
+    )
 
 
 def _busy(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:

@@ -101,6 +101,11 @@ def _parser() -> _Parser:
     )
     workspace.add_argument("--tools", type=_names, help="only these tools, comma-separated (e.g. read,edit)")
     workspace.add_argument(
+        "--dialect",
+        choices=["fs-tools", "claude-code", "anthropic", "codex", "gemini"],
+        help="speak one model family's tool names and arguments (default fs-tools)",
+    )
+    workspace.add_argument(
         "--stale",
         choices=["strict", "region"],
         help="region: let an edit through when the file changed since the read but not in its lines (default strict)",
@@ -274,7 +279,7 @@ def _workspace_options(args: argparse.Namespace) -> dict[str, Any]:
         options["tools"] = args.tools
     if args.prefix is not None:
         options["prefix"] = args.prefix
-    for name in ("stale", "check_syntax", "refuse_syntax_errors", "check_placeholders"):
+    for name in ("stale", "check_syntax", "refuse_syntax_errors", "check_placeholders", "dialect"):
         if getattr(args, name, None) is not None:
             options[name] = getattr(args, name)
     return options

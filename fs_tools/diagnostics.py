@@ -11,7 +11,13 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-_COPY = "copy old_string from these lines, then retry"
+from fs_tools.terms import term
+
+
+def _copy() -> str:
+    return f"copy {term('old_string')} from these lines, then retry"
+
+
 _ESCAPES = {
     "\\n": "a backslash and an n (\\n, two characters) where the file breaks the line: use real line breaks",
     "\\t": "a backslash and a t (\\t, two characters) where the file has a tab: use a real tab",
@@ -47,31 +53,36 @@ def not_found_message(head: str, details: Mapping[str, Any]) -> str:
             else "in the file"
         )
         return (
-            f"{head}, and nothing similar was found {where} — read the file again and copy old_string exactly from it"
+            f"{head}, and nothing similar was found {where} — read the file again and copy {term('old_string')} "
+            "exactly from it"
         )
     named = frozenset(str(d.get("char", "")) for d in details.get("differences") or [] if d.get("char"))
     shown = excerpt(candidate, named)
     if kind == "already_applied":
         loosely = " (but for whitespace)" if details.get("loosely") else ""
         return (
-            f"{head}, but new_string is already in the file at line {line}{loosely} — the edit looks applied "
+            f"{head}, but {term('new_string')} is already in the file at line {line}{loosely} — the edit looks applied "
             f"already; nothing was changed now. Check it there before editing again:\n{shown}"
         )
     sentences: list[str] = []
     if details.get("prefix_format"):
         rule = _PREFIX_RULE.get(str(details["prefix_format"]), "the number and its separator")
         sentences.append(
-            f"old_string has read's line-number prefixes ({details['prefix']!r}): remove {rule} from each line, "
-            "keep the rest, indentation included"
+            f"{term('old_string')} has read's line-number prefixes ({details['prefix']!r}): remove {rule} from "
+            "each line, keep the rest, indentation included"
         )
     if kind == "over_escaped":
-        sentences.append(f"old_string has {_ESCAPES.get(str(details.get('escape')), 'escapes the file does not have')}")
+        sentences.append(
+            f"{term('old_string')} has {_ESCAPES.get(str(details.get('escape')), 'escapes the file does not have')}"
+        )
     elif kind == "cr_in_old_string":
-        sentences.append("it differs only in line endings: write line breaks in old_string as \\n, with no \\r")
+        sentences.append(
+            f"it differs only in line endings: write line breaks in {term('old_string')} as \\n, with no \\r"
+        )
     elif kind == "cr_in_file":
         sentences.append(
             "it differs only in line endings: this file breaks lines with a bare \\r (carriage return), "
-            "so write them as \\r in old_string"
+            f"so write them as \\r in {term('old_string')}"
         )
     sentences.extend(_differences(details))
     if kind == "partial" or details.get("missing_lines") or details.get("extra_lines"):
@@ -85,7 +96,7 @@ def not_found_message(head: str, details: Mapping[str, Any]) -> str:
         )
         sentences.append(f"it is the most similar text{where}")
     said = "; ".join(sentences) if sentences else "it differs"
-    return f"{head}. The closest text is at line {line}: {said}:\n{shown}\n— {_COPY}"
+    return f"{head}. The closest text is at line {line}: {said}:\n{shown}\n— {_copy()}"
 
 
 def _differences(details: Mapping[str, Any]) -> list[str]:
@@ -117,26 +128,32 @@ def _difference(d: Mapping[str, Any]) -> str:
     if kind == "trailing_whitespace":
         file_has, old_has = str(d.get("file_has", "")), str(d.get("old_has", ""))
         if file_has and not old_has:
-            return f"line {line} ends with {_blanks(file_has)} in the file, which old_string's line lacks"
+            return f"line {line} ends with {_blanks(file_has)} in the file, which {term('old_string')}'s line lacks"
         if old_has and not file_has:
-            return f"old_string's line {d.get('old_line')} ends with {_blanks(old_has)}, which line {line} lacks"
-        return f"line {line} ends with {_blanks(file_has)} in the file, {_blanks(old_has)} in old_string"
+            return (
+                f"{term('old_string')}'s line {d.get('old_line')} ends with {_blanks(old_has)}, which line {line} lacks"
+            )
+        return f"line {line} ends with {_blanks(file_has)} in the file, {_blanks(old_has)} in {term('old_string')}"
     if kind in ("tabs_vs_spaces", "indentation"):
         what = "tabs vs spaces" if kind == "tabs_vs_spaces" else "indentation"
         return (
             f"{what}: line {line} is indented with {_blanks(str(d.get('file_has', '')))} in the file, "
-            f"{_blanks(str(d.get('old_has', '')))} in old_string"
+            f"{_blanks(str(d.get('old_has', '')))} in {term('old_string')}"
         )
     if kind == "mixed_indentation":
-        where = "the file mixes tabs and spaces" if d.get("side") == "file" else "old_string mixes tabs and spaces"
+        where = (
+            "the file mixes tabs and spaces"
+            if d.get("side") == "file"
+            else f"{term('old_string')} mixes tabs and spaces"
+        )
         return (
             f"{where}: copy each line's own indentation (line {line}: {_blanks(str(d.get('file_has', '')))} "
-            f"in the file, {_blanks(str(d.get('old_has', '')))} in old_string)"
+            f"in the file, {_blanks(str(d.get('old_has', '')))} in {term('old_string')})"
         )
     if kind == "whitespace":
         return (
             f"whitespace inside line {line} differs: at column {d.get('column')} the file has "
-            f"{_blanks(str(d.get('file_has', '')))}, old_string {_blanks(str(d.get('old_has', '')))}"
+            f"{_blanks(str(d.get('file_has', '')))}, {term('old_string')} {_blanks(str(d.get('old_has', '')))}"
         )
     if kind in ("invisible_character", "lookalike_character"):
         char = str(d.get("char", ""))
@@ -146,14 +163,15 @@ def _difference(d: Mapping[str, Any]) -> str:
         at = f"line {line}, column {d.get('column')}"
         if d.get("side") == "file":
             if not instead:
-                return f"{at}: the file has an invisible {named}, which old_string lacks ({escaped} in JSON)"
-            return f"{at}: the file has {named} where old_string has {instead!r} ({escaped} in JSON)"
+                return f"{at}: the file has an invisible {named}, which {term('old_string')} lacks ({escaped} in JSON)"
+            return f"{at}: the file has {named} where {term('old_string')} has {instead!r} ({escaped} in JSON)"
         if not instead:
-            return f"{at}: old_string has an invisible {named} the file lacks; remove it"
-        return f"{at}: old_string has {named} where the file has {instead!r}; use {instead!r}"
+            return f"{at}: {term('old_string')} has an invisible {named} the file lacks; remove it"
+        return f"{at}: {term('old_string')} has {named} where the file has {instead!r}; use {instead!r}"
     if kind == "blank_lines":
         gap, theirs = int(d.get("file_has", 0)), int(d.get("old_has", 0))
-        return f"after line {int(d.get('line', 1)) - 1} the file has {_count(gap, 'blank line')}, old_string {theirs}"
+        after = int(d.get("line", 1)) - 1
+        return f"after line {after} the file has {_count(gap, 'blank line')}, {term('old_string')} {theirs}"
     if kind == "cr_in_file":
         return f"line {line} ends with a carriage return (\\r) in the file"
     return ""
@@ -183,9 +201,9 @@ def _partial(details: Mapping[str, Any]) -> list[str]:
         theirs = ", ".join(str(at) if a == b else f"{at}–{at + b - a}" for a, b, at in runs[:4])
         one = len(runs) == 1 and runs[0][0] == runs[0][1]
         matched = (
-            f"old_string's line {mine} matches line {theirs}"
+            f"{term('old_string')}'s line {mine} matches line {theirs}"
             if one
-            else f"old_string's lines {mine} match lines {theirs}"
+            else f"{term('old_string')}'s lines {mine} match lines {theirs}"
         )
     missing = [int(n) for n in details.get("missing_lines") or []]
     near = {int(n["old_line"]): n for n in details.get("near") or []}

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from fs_tools.arguments import argument_names
 from fs_tools.result import ToolResult
 from fs_tools.tools.presenting import quoted, short
 
@@ -79,7 +80,7 @@ def _specific(name: str, args: Mapping[str, Any]) -> str | None:
     from fs_tools.tools import ALL_TOOLS  # the replay imports presenters; the tools only when it renders
 
     tool = next((tool for tool in ALL_TOOLS if tool.name == name), None)
-    if tool is None or tool.present is None or not set(args) <= set(tool.arguments.model_fields):
+    if tool is None or tool.present is None or not set(args) <= set(argument_names(tool.arguments)):
         return None
     return tool.present(args)
 

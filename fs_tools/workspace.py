@@ -30,7 +30,9 @@ from fs_tools.errors import (
 from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import DEFAULT_LOCK_SECONDS, CancelToken, FileProvider, Provider
 from fs_tools.result import ToolResult
-from fs_tools.tools import ALL_TOOLS, ReadMemory, Tool, ToolContext
+from fs_tools.terms import speaking
+from fs_tools.tools import ReadMemory, Tool, ToolContext
+from fs_tools.tools.dialects import DIALECTS, Dialect
 from fs_tools.tools.suggest import similar_paths
 from policy import MemoryStore, ObservationStore, ProtectedPaths
 
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from fs_tools.watcher import Change, Watcher
 
 DEFAULT_MAX_FILE_BYTES = 16 << 20
-_PATH_ARGUMENTS = ("file_path", "path", "source")  # the argument a missing-path error is about
+_PATH_ARGUMENTS = ("file_path", "path", "source", "dir_path")  # the argument a missing-path error is about
 CLOSE_WAIT_SECONDS = 30.0
 
 log = logging.getLogger("fs_tools.workspace")
@@ -115,7 +117,10 @@ class Workspace:
     256 KB), and ``refuse_syntax_errors`` refuses such a change with ``FS_SYNTAX_ERROR`` instead;
     ``stale="region"`` lets an edit through when the file changed since the session's read but not in
     the lines the edit covers (the result names the lines that did change), where the default,
-    ``"strict"``, refuses any change since the read.
+    ``"strict"``, refuses any change since the read; ``dialect`` offers one model family's own tools
+    (``"claude-code"``, ``"anthropic"``, ``"codex"``, ``"gemini"``; SPEC §14) on the same gates, and
+    ``tools`` then names that dialect's tools (``"apply_patch"`` is offered in the default dialect only
+    when named).
 
     ``roots`` may also be a provider (``FileProvider(roots, primitives=Primitives.portable())``, or any
     implementation of the ``Provider`` protocol): the workspace serves through it and closes it when it
@@ -145,6 +150,7 @@ class Workspace:
         check_syntax: bool = True,
         refuse_syntax_errors: bool = False,
         stale: str = "strict",
+        dialect: str = "fs-tools",
     ) -> None:
         given: Provider | None = roots if isinstance(roots, Provider) else None
         if given is not None and (max_file_bytes, max_read_bytes, lock_timeout) != (
@@ -169,16 +175,18 @@ class Workspace:
         if stale not in ("strict", "region"):
             raise ValueError(f'Workspace(stale=...) must be "strict" or "region", got {stale!r}')
         self.stale = stale
-        self.prefix = _checked_prefix(prefix)
-        chosen = [dataclasses.replace(tool, name=prefix + tool.name) for tool in _selected_tools(tools)]
+        self.dialect = _dialect(dialect)
+        self.prefix = _checked_prefix(prefix, self.dialect)
+        chosen = [dataclasses.replace(tool, name=prefix + tool.name) for tool in _selected_tools(tools, self.dialect)]
         # What is listed, and what is withheld only because the workspace is read-only: a call to a
         # withheld tool still reaches its read-only gate, so the model learns why, not that it is unknown.
         self.tools: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.read_only or not read_only}
         self._withheld: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.name not in self.tools}
         if not self.tools:
-            mutating = ", ".join(tool.name for tool in ALL_TOOLS if not tool.read_only)
+            known = self.dialect.tools + self.dialect.extras
+            mutating = ", ".join(tool.name for tool in known if not tool.read_only)
             why = f" (a read-only workspace offers none of {mutating})" if chosen else ""
-            offered = [tool.name for tool in ALL_TOOLS if tool.read_only or not read_only]
+            offered = [tool.name for tool in known if tool.read_only or not read_only]
             raise ValueError(
                 f"Workspace(tools=...) leaves no tool to offer{why}; name at least one of {', '.join(offered)}"
             )
@@ -298,6 +306,11 @@ class Workspace:
     def _dispatch(
         self, session: str, tool_name: str, name: object, arguments: object, cancel: CancelToken
     ) -> ToolResult:
+        known = self.tools.get(name) or self._withheld.get(name) if isinstance(name, str) else None
+        with speaking(known.terms if known is not None else None):  # its messages use its argument names
+            return self._run(session, tool_name, name, arguments, cancel)
+
+    def _run(self, session: str, tool_name: str, name: object, arguments: object, cancel: CancelToken) -> ToolResult:
         args: object = None
         try:
             if cancel.is_set():
@@ -356,9 +369,16 @@ class Workspace:
 
     @property
     def _offered(self) -> dict[str, str]:
-        """The tools on offer, by their own names, to the names the model calls (a remedy names one as
-        the model sees it: "use fs_list")."""
-        return {name.removeprefix(self.prefix): name for name in self.tools}
+        """The tools on offer, by fs-tools' names, to how the model calls them (a remedy names one as
+        the model sees it: "use fs_list", "use Write", "use str_replace_based_edit_tool with command
+        create"); a dialect's tool goes by the fs-tools tools whose part it plays."""
+        offered: dict[str, str] = {}
+        for name, tool in self.tools.items():
+            if not tool.stands_for:
+                offered.setdefault(name.removeprefix(self.prefix), name)
+            for canonical, how in tool.stands_for.items():
+                offered.setdefault(canonical, how.format(name=name))
+        return offered
 
     def _explain(self, exc: HarnessError) -> str:
         """The message the model would get for ``exc`` as a call's result: for an error a tool shows inline."""
@@ -380,21 +400,32 @@ _TOOL_NAME_CHARACTERS = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 MAX_TOOL_NAME = 64  # OpenAI's and Gemini's limit on a function name
 
 
-def _selected_tools(names: Iterable[str] | None) -> list[Tool[Any]]:
-    """The tools ``Workspace(tools=...)`` names, in the library's order; a host error for a bad name."""
+def _dialect(name: object) -> Dialect:
+    if not isinstance(name, str) or name not in DIALECTS:
+        raise ValueError(f"Workspace(dialect=...): unknown dialect {name!r}; valid names: {', '.join(DIALECTS)}")
+    return DIALECTS[name]
+
+
+def _selected_tools(names: Iterable[str] | None, dialect: Dialect) -> list[Tool[Any]]:
+    """The tools ``Workspace(tools=...)`` names among the dialect's, in the dialect's order (its
+    extras only when named); a host error for a bad name."""
     if names is None:
-        return list(ALL_TOOLS)
+        return list(dialect.tools)
     if isinstance(names, str):
         raise ValueError(f"Workspace(tools=...) takes a list of tool names, not the string {names!r}")
     wanted = list(names)
-    known = [tool.name for tool in ALL_TOOLS]
+    every = dialect.tools + dialect.extras
+    known = [tool.name for tool in every]
     unknown = [name for name in wanted if name not in known]
     if unknown:
-        raise ValueError(f"Workspace(tools=...): unknown tool {unknown[0]!r}; valid names: {', '.join(known)}")
-    return [tool for tool in ALL_TOOLS if tool.name in wanted]
+        where = f" of the {dialect.name} dialect" if dialect.name != "fs-tools" else ""
+        raise ValueError(
+            f"Workspace(tools=...): unknown tool {unknown[0]!r}{where}; valid names: {', '.join(known)}"
+        )
+    return [tool for tool in every if tool.name in wanted]
 
 
-def _checked_prefix(prefix: str) -> str:
+def _checked_prefix(prefix: str, dialect: Dialect) -> str:
     """A prefix every model API accepts in a function name: a letter or ``_`` first, then letters, digits,
     ``_`` or ``-``, leaving the longest prefixed name within 64 characters."""
     if not isinstance(prefix, str):
@@ -403,7 +434,7 @@ def _checked_prefix(prefix: str) -> str:
         raise ValueError(
             f"Workspace(prefix={prefix!r}): use letters, digits, '_' and '-', starting with a letter or '_'"
         )
-    longest = max(len(tool.name) for tool in ALL_TOOLS)
+    longest = max(len(tool.name) for tool in dialect.tools + dialect.extras)
     if len(prefix) + longest > MAX_TOOL_NAME:
         raise ValueError(f"Workspace(prefix={prefix!r}) is too long: tool names must stay within {MAX_TOOL_NAME}")
     return prefix

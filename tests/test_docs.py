@@ -84,7 +84,7 @@ def test_readme_opens_with_the_two_quick_start_commands() -> None:
     assert "pip install -e '.[dev]' && pytest" in ci
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/quickstart.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/quickstart.md", "docs/dialects.md"])
 def test_the_library_example_runs(page: str, tmp_path: Path) -> None:
     """The ten-line example, as a reader would paste it, with the project path pointed at a real one."""
     text = (ROOT / page).read_text(encoding="utf-8")

@@ -157,6 +157,62 @@ def test_serve_prefix_publishes_and_answers_the_prefixed_names(root: Path) -> No
     assert "hello " in (root / "app.py").read_text()
 
 
+@pytest.mark.parametrize(
+    ("dialect", "names", "read", "edit"),
+    [
+        (
+            "claude-code",
+            ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS"],
+            ("Read", {"file_path": "app.py"}),
+            ("Edit", {"file_path": "app.py", "old_string": "hi ", "new_string": "hello "}),
+        ),
+        (
+            "anthropic",
+            ["str_replace_based_edit_tool"],
+            ("str_replace_based_edit_tool", {"command": "view", "path": "app.py"}),
+            (
+                "str_replace_based_edit_tool",
+                {"command": "str_replace", "path": "app.py", "old_str": "hi ", "new_str": "hello "},
+            ),
+        ),
+        (
+            "codex",
+            ["apply_patch", "read", "list", "glob", "grep"],
+            ("read", {"file_path": "app.py"}),
+            (
+                "apply_patch",
+                {
+                    "input": "*** Begin Patch\n*** Update File: app.py\n@@\n-    return 'hi ' + name\n"
+                    "+    return 'hello ' + name\n*** End Patch\n"
+                },
+            ),
+        ),
+        (
+            "gemini",
+            ["read_file", "write_file", "replace", "glob", "grep_search", "list_directory", "read_many_files"],
+            ("read_file", {"file_path": "app.py"}),
+            ("replace", {"file_path": "app.py", "old_string": "hi ", "new_string": "hello ", "instruction": "greet"}),
+        ),
+    ],
+)
+def test_serve_dialect_speaks_its_own_tools_on_the_same_gates(
+    root: Path, dialect: str, names: list[str], read: tuple[str, dict[str, Any]], edit: tuple[str, dict[str, Any]]
+) -> None:
+    (root / "app.py").write_text(APP)
+
+    async def run() -> None:
+        async with stdio_client(_stdio_params(root, "--dialect", dialect)) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            assert [tool.name for tool in (await s.list_tools()).tools] == names
+            assert _code(await s.call_tool(*edit)) == "FS_NOT_OBSERVED"  # the gate, not the dialect's rules
+            assert _code(await s.call_tool(*read)) is None
+            assert _code(await s.call_tool(*edit)) is None
+            assert _code(await s.call_tool("edit" if dialect != "codex" else "write", {})) == "UNKNOWN_TOOL"
+
+    asyncio.run(run())
+    assert "hello " in (root / "app.py").read_text()
+
+
 # --- in memory ----------------------------------------------------------------------------------------
 
 

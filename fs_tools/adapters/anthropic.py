@@ -15,6 +15,8 @@ from typing import Any
 from fs_tools.adapters import field_of, render
 from fs_tools.adapters.schemas import strict_optional
 from fs_tools.result import ToolResult
+from fs_tools.tools.dialects.anthropic import API_TYPE as TEXT_EDITOR_TYPE
+from fs_tools.tools.dialects.anthropic import NAME as TEXT_EDITOR_NAME
 from fs_tools.workspace import Session, Workspace
 
 
@@ -28,13 +30,20 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 def tool_definitions(workspace: Workspace, *, strict: bool = False) -> list[dict[str, Any]]:
     """``[{"name", "description", "input_schema"}]``: fs-tools' schemas are already in this shape.
     ``strict=True`` adds ``"strict": true`` (Anthropic strict tool use: inputs always match the schema)
-    and gives the schema in the form strict mode accepts."""
-    if not strict:
-        return [dict(schema) for schema in workspace.tool_schemas()]
-    return [
-        {**schema, "input_schema": strict_schema(schema["input_schema"]), "strict": True}
-        for schema in workspace.tool_schemas()
-    ]
+    and gives the schema in the form strict mode accepts.
+
+    In the ``anthropic`` dialect the text editor is declared as the API's built-in tool
+    (``{"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"}``), whose schema the
+    model knows already; with a name prefix it cannot be, and is declared with its schema instead."""
+    out: list[dict[str, Any]] = []
+    for schema in workspace.tool_schemas():
+        if workspace.dialect.name == "anthropic" and schema["name"] == TEXT_EDITOR_NAME:
+            out.append({"type": TEXT_EDITOR_TYPE, "name": TEXT_EDITOR_NAME})
+        elif strict:
+            out.append({**schema, "input_schema": strict_schema(schema["input_schema"]), "strict": True})
+        else:
+            out.append(dict(schema))
+    return out
 
 
 def call_tool_use(session: Session, block: Any) -> ToolResult:

@@ -4,7 +4,7 @@ preconditions, and a body that calls the policy and the provider and renders tex
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from fs_tools.arguments import ToolArgs, ToolOutputModel, published_schema
@@ -89,6 +89,11 @@ class Tool(Generic[A]):
     example: Example
     present: Presenter | None = None  # None: the generic ``name(key=value, ...)`` rendering
     additive: bool = False  # it only adds, and again is the same (create_directory): not destructive, idempotent
+    # A dialect's tool (SPEC §14): the fs-tools tools whose part it plays, each with how a remedy names
+    # it ("{name}" is this tool's name as offered: "{name} with command view"); empty: it is one itself.
+    stands_for: Mapping[str, str] = field(default_factory=dict)
+    # fs-tools' argument names to this tool's, for the messages that answer its calls (``terms.py``)
+    terms: Mapping[str, str] = field(default_factory=dict)
 
     def schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": published_schema(self.arguments)}

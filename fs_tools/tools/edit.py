@@ -12,6 +12,7 @@ from pydantic import Field
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, TooLarge, path_label
 from fs_tools.provider import Snapshot, TextFile, count_lines, decode_text
+from fs_tools.terms import pointer_term
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.diagnosis import Miss
@@ -200,7 +201,7 @@ def _region_step(
     """Check one edit of a region edit against the text the session read (``seen``) and the file now
     (``text``): it must match once in each, on lines that did not change; the read text with the edit
     made, for the next one."""
-    label = f"{pointer}/old_string" if pointer else "old_string"
+    label = pointer_term(pointer, "old_string")
     if spec.replace_all:
         raise region.stale  # every match would have to be checked: a region edit replaces one
     try:
@@ -273,7 +274,7 @@ def _run(
     outcome = _Outcome()
     if ctx.check_placeholders:
         for spec, pointer in zip(edits, pointers, strict=True):
-            refuse_placeholders(spec.new_string, spec.old_string, f"{pointer}/new_string" if pointer else "new_string")
+            refuse_placeholders(spec.new_string, spec.old_string, pointer_term(pointer, "new_string"))
 
     checked = ctx.check_syntax and syntax.language_of(path) is not None
 

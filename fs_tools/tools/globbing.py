@@ -36,6 +36,20 @@ class GlobOutput(ToolOutputModel):
 
 
 def run_glob(ctx: ToolContext, args: GlobArgs) -> ToolOutput:
+    found, truncated = find_files(ctx, args)
+    if not found:
+        return ToolOutput(
+            text=f"(no files match {args.pattern!r} under {args.path!r})",
+            value={"pattern": args.pattern, "matches": 0, "truncated": False},
+        )
+    text = "\n".join(found)
+    if truncated:
+        text += f"\n\n[stopped at {MAX_MATCHES} files; use a narrower pattern or path to see the rest]"
+    return ToolOutput(text=text, value={"pattern": args.pattern, "matches": len(found), "truncated": truncated})
+
+
+def find_files(ctx: ToolContext, args: GlobArgs) -> tuple[list[str], bool]:
+    """The paths of the files ``args`` matches (at most ``MAX_MATCHES``), and whether there were more."""
     pattern = compile_glob(args.pattern)  # once per call; validation has refused what it cannot compile
     deadline = time.monotonic() + ctx.search_seconds
     found: list[str] = []
@@ -50,15 +64,7 @@ def run_glob(ctx: ToolContext, args: GlobArgs) -> ToolOutput:
                 truncated = True
                 break
             found.append(shown_path(walked.start, entry.parts))
-    if not found:
-        return ToolOutput(
-            text=f"(no files match {args.pattern!r} under {args.path!r})",
-            value={"pattern": args.pattern, "matches": 0, "truncated": False},
-        )
-    text = "\n".join(found)
-    if truncated:
-        text += f"\n\n[stopped at {MAX_MATCHES} files; use a narrower pattern or path to see the rest]"
-    return ToolOutput(text=text, value={"pattern": args.pattern, "matches": len(found), "truncated": truncated})
+    return found, truncated
 
 
 def _timeout_message(ctx: ToolContext, args: GlobArgs, found: list[str]) -> str:

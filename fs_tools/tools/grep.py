@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import importlib
 import re
 import time
@@ -16,9 +17,10 @@ from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolArgsError, ToolTimeout
 from fs_tools.names import visible
 from fs_tools.provider import FILE, Entry, Walk
+from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import VCS_DIRECTORIES, plural, shown_path, with_first_rows
-from fs_tools.tools.globpattern import GlobPattern, compile_glob, glob_pattern_violations
+from fs_tools.tools.globpattern import compile_glob, glob_pattern_violations
 from fs_tools.tools.ignore import IgnoreRules
 
 MAX_MATCHES = 200
@@ -101,13 +103,40 @@ class GrepOutput(ToolOutputModel):
     truncated: bool
 
 
+@dataclass(frozen=True)
+class GrepQuery:
+    """One search, as every dialect's grep asks it: ``mode`` is ``"content"`` (matching lines),
+    ``"files"`` (the files with a match) or ``"count"`` (matching lines per file); ``before`` / ``after``
+    are context lines; ``types`` are globs of which a file must match one (a file-type filter);
+    ``ripgrep`` shows rows as ripgrep prints them (``path:12:text``, context ``path-11-text``, ``--``
+    between groups), ``numbers`` whether a row shows its line number."""
+
+    pattern: str
+    path: str = "."
+    glob: str | None = None
+    case_insensitive: bool = False
+    include_ignored: bool = False
+    multiline: bool = False
+    before: int = 0
+    after: int = 0
+    mode: str = "content"
+    types: tuple[str, ...] = ()
+    max_rows: int = MAX_MATCHES
+    ripgrep: bool = False
+    numbers: bool = True
+    by_file: bool = False  # rows grouped under 'File: path', each 'L12: text' (Gemini CLI's grep)
+
+
 @dataclass
 class _Search:
     matcher: Callable[[str, float], Iterator[Any]]  # (text, seconds left) -> matches
     deadline: float
     max_bytes: int
     literal: bytes | None  # the pattern's bytes when it is plain text: a cheap filter before decoding
+    query: GrepQuery = field(default_factory=lambda: GrepQuery("."))
     lines: list[str] = field(default_factory=list)
+    matched: int = 0  # matching lines (rows of context not counted)
+    _file: str = ""  # the file whose rows are being added (rows grouped by file)
     searched: int = 0
     with_matches: int = 0
     skipped_binary: int = 0
@@ -135,6 +164,10 @@ class _Search:
         self.searched += 1  # counted once its search completed (a budget cut inside a file does not count)
 
     def _lines(self, shown: str, text: str) -> None:
+        query = self.query
+        if query.mode != "content" or query.before or query.after or query.multiline:
+            self._grouped(shown, text)
+            return
         line_no, cursor, last_line = 1, 0, 0
         found = False
         for match in self.matcher(text, self.deadline - time.monotonic()):
@@ -147,56 +180,135 @@ class _Search:
                 continue  # one row per line
             last_line = line_no
             found = True
-            if len(self.lines) >= MAX_MATCHES:
+            if len(self.lines) >= query.max_rows:
                 self.truncated = True
                 break
             begin = text.rfind("\n", 0, start) + 1
             end = text.find("\n", start)
-            line = text[begin : end if end >= 0 else len(text)].rstrip("\r")
-            if len(line) > MAX_LINE_CHARS:
-                line = f"{line[:MAX_LINE_CHARS]}… [{MAX_LINE_CHARS} of {len(line):,} characters shown]"
-            self.lines.append(f"{shown}:{line_no}: {visible(line)}")
+            self.matched += 1
+            self.lines.append(self._row(shown, line_no, text[begin : end if end >= 0 else len(text)], True))
         if found:
             self.with_matches += 1
 
+    def _row(self, shown: str, line_no: int, line: str, matched: bool) -> str:
+        line = line.rstrip("\r")
+        if len(line) > MAX_LINE_CHARS:
+            line = f"{line[:MAX_LINE_CHARS]}… [{MAX_LINE_CHARS} of {len(line):,} characters shown]"
+        if self.query.by_file:
+            if shown != self._file:
+                self._file = shown
+                self.lines.append(f"File: {shown}")
+            return f"L{line_no}{':' if matched else '-'} {visible(line)}"
+        if not self.query.ripgrep:
+            return f"{shown}:{line_no}: {visible(line)}"
+        mark = ":" if matched else "-"
+        return f"{shown}{mark}{line_no}{mark}{visible(line)}" if self.query.numbers else f"{shown}{mark}{visible(line)}"
+
+    def _grouped(self, shown: str, text: str) -> None:
+        """The other modes, and content with context or across lines: the matching lines of the file
+        are found first (every line a match spans), then shown as the mode asks."""
+        query = self.query
+        starts = [0]  # offset of each line, found only for a file with a match
+        hits: list[int] = []  # 0-based matching lines, in order, once each
+        for match in self.matcher(text, self.deadline - time.monotonic()):
+            start, end = match.start(), match.end()
+            if start == len(text) and text.endswith("\n"):
+                break
+            if len(starts) == 1:
+                starts += [i + 1 for i, c in enumerate(text) if c == "\n"] if "\n" in text else []
+            first = bisect.bisect_right(starts, start) - 1
+            last = bisect.bisect_right(starts, max(start, end - 1)) - 1 if query.multiline else first
+            for line in range(max(first, hits[-1] + 1 if hits else first), last + 1):
+                hits.append(line)
+        if not hits:
+            return
+        self.with_matches += 1
+        self.matched += len(hits)
+        if query.mode == "files":
+            self._add(shown)
+        elif query.mode == "count":
+            self._add(f"{shown}:{len(hits)}")
+        else:
+            self._context(shown, text, starts, hits)
+
+    def _add(self, row: str) -> bool:
+        if len(self.lines) >= self.query.max_rows:
+            self.truncated = True
+            return False
+        self.lines.append(row)
+        return True
+
+    def _context(self, shown: str, text: str, starts: list[int], hits: list[int]) -> None:
+        query, total = self.query, len(starts) - (1 if text.endswith("\n") else 0)
+        wanted: dict[int, bool] = {}
+        for line in hits:
+            for near in range(max(0, line - query.before), min(total, line + query.after + 1)):
+                wanted.setdefault(near, False)
+            wanted[line] = True
+        previous = -2
+        for line in sorted(wanted):
+            if (query.before or query.after) and previous >= 0 and line > previous + 1 and not self._add("--"):
+                return
+            if (query.before or query.after) and previous == -2 and self.lines and not self._add("--"):
+                return
+            end = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
+            if not self._add(self._row(shown, line + 1, text[starts[line] : end], wanted[line])):
+                return
+            previous = line
+
 
 def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
-    plain = not args.case_insensitive and re.escape(args.pattern) == args.pattern
+    query = GrepQuery(
+        args.pattern, args.path, args.glob, case_insensitive=args.case_insensitive, include_ignored=args.include_ignored
+    )
+    search = search_files(ctx, query)
+    return ToolOutput(text=render(query, search), value=_value(args.pattern, search))
+
+
+def search_files(ctx: ToolContext, query: GrepQuery) -> _Search:
+    """Run ``query`` (validated: its pattern compiles, its globs are sound)."""
+    plain = not query.case_insensitive and not query.multiline and re.escape(query.pattern) == query.pattern
     # compiled once per call; validation has refused what it cannot compile
-    file_filter = compile_glob(args.glob, match_base=True) if args.glob is not None else None
+    filters = [compile_glob(query.glob, match_base=True)] if query.glob is not None else []
+    types = [compile_glob(pattern, match_base=True) for pattern in query.types]
     search = _Search(
-        matcher=_matcher(args.pattern, args.case_insensitive),
+        matcher=_matcher(query.pattern, query.case_insensitive, query.multiline),
         deadline=time.monotonic() + ctx.search_seconds,
         max_bytes=ctx.provider.max_file_bytes,
-        literal=args.pattern.encode("utf-8") if plain else None,
+        literal=query.pattern.encode("utf-8") if plain else None,
+        query=query,
     )
-    ignores = IgnoreRules(enabled=not args.include_ignored, deadline=search.deadline)
+    ignores = IgnoreRules(enabled=not query.include_ignored, deadline=search.deadline)
 
     def descend(entry: Entry) -> bool:
         return entry.name not in VCS_DIRECTORIES and not ignores.ignored(entry)
 
+    def wanted(parts: tuple[str, ...]) -> bool:
+        return all(f.matches(parts) for f in filters) and (not types or any(t.matches(parts) for t in types))
+
     provider = ctx.provider
     try:
-        with provider.walk(args.path, descend=descend, enter=ignores.load, sizes=False, files_too=True) as found:
+        with provider.walk(query.path, descend=descend, enter=ignores.load, sizes=False, files_too=True) as found:
             if found.file is not None:
                 content = provider.read_entry(found.file, search.max_bytes)
                 search.file(shown_path(found.start, found.file.parts), content)
             else:
                 ignores.start = found.start
-                _search_tree(ctx, search, found, ignores, file_filter)
+                _search_tree(ctx, search, found, ignores, wanted)
     except TimeoutError as exc:  # the matcher ran out of budget inside one file, or reading a .gitignore
         raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)}) from exc
-    return ToolOutput(text=_render(args, search), value=_value(args, search))
+    return search
 
 
-def _matcher(pattern: str, case_insensitive: bool) -> Callable[[str, float], Iterator[Any]]:
+def _matcher(pattern: str, case_insensitive: bool, multiline: bool = False) -> Callable[[str, float], Iterator[Any]]:
     """Matches that stop at the time budget and let other threads run meanwhile.
 
     The pattern is validated with ``re`` (the documented syntax); matching uses the ``regex`` engine,
     which can be interrupted and releases the GIL, so one catastrophic pattern cannot freeze the host.
     """
     try:
-        compiled = regex.compile(pattern, regex.MULTILINE | (regex.IGNORECASE if case_insensitive else 0))
+        flags = regex.MULTILINE | (regex.IGNORECASE if case_insensitive else 0) | (regex.DOTALL if multiline else 0)
+        compiled = regex.compile(pattern, flags)
     except regex.error as exc:  # validation already refused what the regex engine cannot compile
         raise ToolArgsError([f"/pattern: pattern not supported by the search engine: {exc}"]) from exc
 
@@ -209,7 +321,7 @@ def _matcher(pattern: str, case_insensitive: bool) -> Callable[[str, float], Ite
 
 
 def _search_tree(
-    ctx: ToolContext, search: _Search, found: Walk, ignores: IgnoreRules, file_filter: GlobPattern | None
+    ctx: ToolContext, search: _Search, found: Walk, ignores: IgnoreRules, wanted: Callable[[tuple[str, ...]], bool]
 ) -> None:
     for entry in found.entries:
         if time.monotonic() > search.deadline:
@@ -219,7 +331,7 @@ def _search_tree(
             continue
         if entry.kind != FILE:
             continue
-        if file_filter is not None and not file_filter.matches(entry.parts):
+        if not wanted(entry.parts):
             continue
         search.file(shown_path(found.start, entry.parts), ctx.provider.read_entry(entry, search.max_bytes))
         if search.truncated:
@@ -234,29 +346,34 @@ def _timeout_message(ctx: ToolContext, search: _Search) -> str:
     return with_first_rows(head, search.lines)
 
 
-def _render(args: GrepArgs, search: _Search) -> str:
+def render(query: GrepQuery, search: _Search) -> str:
+    """The rows, or a note that nothing matched, then what was skipped or cut."""
     if not search.lines:
-        text = f"(no matches for {args.pattern!r} in {search.searched} file(s) under {args.path!r})"
+        text = f"(no matches for {query.pattern!r} in {search.searched} file(s) under {query.path!r})"
     else:
         text = "\n".join(search.lines)
     notes = []
     if search.truncated:
-        notes.append(f"stopped at {MAX_MATCHES} matching lines; narrow the pattern, path or glob to see the rest")
+        rows = {"files": "files", "count": "files"}.get(query.mode, "matching lines")
+        notes.append(f"stopped at {query.max_rows} {rows}; narrow the pattern, path or glob to see the rest")
     if search.skipped_binary:
         notes.append(f"{plural(search.skipped_binary, 'binary file', 'binary files')} skipped")
     if search.skipped_large:
         notes.append(f"{plural(search.skipped_large, 'file', 'files')} over the size limit skipped")
     if search.skipped_ignored:
-        notes.append(f"{search.skipped_ignored} path(s) excluded by .gitignore not searched; pass include_ignored=true")
+        notes.append(
+            f"{search.skipped_ignored} path(s) excluded by .gitignore not searched"
+            + (f"; pass {term('include_ignored')}=true" if term("include_ignored") else "")
+        )
     if notes:
         text += "\n\n" + "\n".join(f"[{note}]" for note in notes)
     return text
 
 
-def _value(args: GrepArgs, search: _Search) -> dict[str, object]:
+def _value(pattern: str, search: _Search) -> dict[str, object]:
     return {
-        "pattern": args.pattern,
-        "matches": len(search.lines),
+        "pattern": pattern,
+        "matches": search.matched,
         "files_searched": search.searched,
         "files_with_matches": search.with_matches,
         "truncated": search.truncated,

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import Field
 
 from fs_tools.arguments import Integer, SearchPath, ToolArgs, ToolOutputModel
 from fs_tools.names import visible
 from fs_tools.provider import DIRECTORY, FILE, SYMLINK, Entry
+from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import plural, shown_path
+from fs_tools.tools.globpattern import GlobPattern
 
 MAX_ENTRIES = 500
 
@@ -39,14 +43,24 @@ def _row(entry: Entry) -> str:
 
 
 def run_list(ctx: ToolContext, args: ListArgs) -> ToolOutput:
+    return list_directory(ctx, args)
+
+
+def list_directory(ctx: ToolContext, args: ListArgs, ignore: Sequence[GlobPattern] = ()) -> ToolOutput:
+    """The listing ``args`` asks for, leaving out (and not entering) entries whose name or path below
+    the listed directory matches one of ``ignore``."""
     rows: list[str] = []
+    ignored = 0
     hidden = 0
     unexpanded = 0
     truncated = False
 
+    def left_out(entry: Entry) -> bool:
+        return any(pattern.matches(entry.parts) for pattern in ignore)
+
     def descend(entry: Entry) -> bool:
         nonlocal unexpanded
-        if _skipped(entry, args.include_hidden):
+        if _skipped(entry, args.include_hidden) or left_out(entry):
             return False
         if entry.depth >= args.depth:
             unexpanded += 1
@@ -57,6 +71,9 @@ def run_list(ctx: ToolContext, args: ListArgs) -> ToolOutput:
         for entry in found.entries:
             if _skipped(entry, args.include_hidden):
                 hidden += 1
+                continue
+            if left_out(entry):
+                ignored += 1
                 continue
             if len(rows) >= MAX_ENTRIES:
                 truncated = True
@@ -75,13 +92,16 @@ def run_list(ctx: ToolContext, args: ListArgs) -> ToolOutput:
         )
     if unexpanded:
         notes.append(
-            f"{unexpanded} director(ies) at depth {args.depth} not expanded; pass a larger depth to see inside"
+            f"{unexpanded} director(ies) at depth {args.depth} not expanded"
+            + (f"; pass a larger {term('depth')} to see inside" if term("depth") else "; list them to see inside")
         )
     if hidden:
         notes.append(
-            f"{plural(hidden, 'hidden entry', 'hidden entries')} (names starting with '.') not shown; "
-            "pass include_hidden=true"
+            f"{plural(hidden, 'hidden entry', 'hidden entries')} (names starting with '.') not shown"
+            + (f"; pass {term('include_hidden')}=true" if term("include_hidden") else "")
         )
+    if ignored:
+        notes.append(f"{plural(ignored, 'entry', 'entries')} matching {term('ignore')} not shown")
     if notes:
         text += "\n\n" + "\n".join(f"[{note}]" for note in notes)
     return ToolOutput(

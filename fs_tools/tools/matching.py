@@ -17,6 +17,7 @@ from enum import Enum
 from itertools import islice, product
 
 from fs_tools.errors import AmbiguousEdit, EditNotFound, TooLarge
+from fs_tools.terms import pointer_term
 
 MAX_REPORTED_MATCHES = 50
 _CONTEXT_MATCHES = 5  # matches shown with the line before them
@@ -66,7 +67,7 @@ def replace(
 
     ``pointer`` is the edit's JSON pointer (``/edits/2``), empty for a lone edit; messages name it.
     """
-    label = f"{pointer}/old_string" if pointer else "old_string"
+    label = pointer_term(pointer, "old_string")
     needle = old.replace("\r\n", "\n")
     insert = new.replace("\r\n", "\n")
     if newline == "\r\n":
@@ -85,7 +86,7 @@ def replace(
                 "count": count,
                 "lines": lines,
                 "pointer": label,
-                "context": _contexts(view.searched, lines, needle),
+                "context": match_contexts(view.searched, lines, needle),
             },
         )
     first_line = view.searched.count("\n", 0, start) + 1
@@ -111,7 +112,7 @@ def replace(
     )
 
 
-def _contexts(text: str, lines: list[int], needle: str) -> list[list[tuple[int, str]]]:
+def match_contexts(text: str, lines: list[int], needle: str) -> list[list[tuple[int, str]]]:
     """For the first few matches, the line before the match, its first line and the line after it:
     the neighbours that can tell the matches apart."""
     extra = needle.rstrip("\n").count("\n")  # lines the match runs on past its first

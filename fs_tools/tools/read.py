@@ -12,6 +12,7 @@ from pydantic import Field
 from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
 from fs_tools.errors import NotFound, path_label
 from fs_tools.provider import Scan
+from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.paging import PageSink
 from fs_tools.tools.presenting import is_integer, short, text_of
@@ -40,6 +41,12 @@ class ReadOutput(ToolOutputModel):
 
 
 def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
+    return read_lines(ctx, args)
+
+
+def read_lines(ctx: ToolContext, args: ReadArgs, *, numbers: bool = True) -> ToolOutput:
+    """``read``'s answer; ``numbers=False`` shows the lines as they are, without read's numbers (a dialect
+    whose read shows none)."""
     path = args.file_path
     display = path_label(path)
     provider = ctx.provider
@@ -74,15 +81,16 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
         )
     if args.offset > total:
         raise NotFound(
-            f"offset {args.offset} is past the end of {display!r}, which has {total} line(s)",
+            f"{term('offset')} {args.offset} is past the end of {display!r}, which has {total} line(s)",
             details={"reason": "offset", "offset": args.offset, "total_lines": total},
         )
     page = render_page(sink.window, args.offset, OUTPUT_CAP_BYTES, sink.full_lengths)
     next_offset = page.last + 1 if page.last < total else None
-    body = page.text
+    body = page.text if numbers or not page.text else "\n".join(row.split("\t", 1)[1] for row in page.text.split("\n"))
     if next_offset is not None:
         why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if page.capped else f"limit {args.limit}"
-        body += f"\n\n[showing lines {page.first}–{page.last} of {total} ({why}); continue with offset={next_offset}]"
+        then = term("offset={n}").format(n=next_offset)
+        body += f"\n\n[showing lines {page.first}–{page.last} of {total} ({why}); continue with {then}]"
     if not scan.settled:
         body += (
             f"\n\n[{display!r} changed while it was being read (something is writing to it): this view may "
@@ -103,8 +111,8 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
 def _unchanged(display: str, first: int, last: int, total: int) -> str:
     return (
         f"({display!r} is unchanged since your last read of it at these lines ({first}–{last} of {total}): the "
-        "text shown then still stands, and edits may rely on it. To see it again, read it with another offset "
-        "or limit)"
+        f"text shown then still stands, and edits may rely on it. To see it again, read it with another "
+        f"{' or '.join(dict.fromkeys((term('offset'), term('limit'))))})"
     )
 
 

@@ -10,6 +10,7 @@ from pydantic import Field
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel
 from fs_tools.errors import FsError, path_label
 from fs_tools.provider import count_lines
+from fs_tools.terms import term
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.edit import SyntaxErrorValue
@@ -71,7 +72,7 @@ def _check_placeholders(ctx: ToolContext, path: str, content: str) -> None:
         return
     exists, current = _current(ctx, path, ctx.provider.max_file_bytes)
     if exists:  # a file too large to compare with is taken to have none: the placeholder is refused
-        refuse_placeholders(content, (current or b"").decode("utf-8", "replace"), "content")
+        refuse_placeholders(content, (current or b"").decode("utf-8", "replace"), term("content"))
 
 
 def _check_syntax(ctx: ToolContext, path: str, data: bytes) -> syntax.Check | None:

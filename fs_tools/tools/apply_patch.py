@@ -1,0 +1,523 @@
+"""The ``apply_patch`` tool: a Codex patch or a unified diff, gated per file, applied all or nothing.
+
+In three passes, so that nothing is written unless everything can be (SPEC §14): the patch is parsed
+(a malformed one is INVALID_ARGS naming its line); every file it touches passes its gates (an update or
+a delete needs the file observed at its current version; an add or a move never replaces a file the
+session has not observed at its current version) and the files to change are read; every hunk is
+located, each after the previous one, by its context and removed lines — exactly, or but for trailing
+whitespace and line endings, nothing looser. Only then is each file committed, against the version its
+gate checked; if a commit still fails (another writer came in between), the files already committed
+are put back as they were, and the error says so.
+
+A hunk that does not match is ``FS_EDIT_NOT_FOUND`` taught as ``edit`` teaches it (the same diagnosis,
+in the hunk's words); one that matches in several places is ``FS_AMBIGUOUS_EDIT`` unless its ``@@``
+context or its line numbers pick one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import Field
+
+from fs_tools.arguments import Text, ToolArgs, ToolOutputModel
+from fs_tools.errors import (
+    AmbiguousEdit,
+    EditNotFound,
+    FsError,
+    HarnessError,
+    IoError,
+    NotFound,
+    NotRegularFile,
+    StaleVersion,
+    ToolArgsError,
+    path_label,
+)
+from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot, TextFile, decode_text
+from fs_tools.terms import speaking, term
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
+from fs_tools.tools.delete import RemovalGate
+from fs_tools.tools.diagnosis import Miss
+from fs_tools.tools.matching import match_contexts
+from fs_tools.tools.mutation import PinnedGate, SessionGate
+from fs_tools.tools.patch import FileChange, Hunk, parse_patch
+from fs_tools.tools.presenting import short, text_of
+from policy import Intent
+
+MAX_CANDIDATES = 1000  # places one hunk is compared at, at most
+
+
+class ApplyPatchArgs(ToolArgs):
+    patch: Text = Field(
+        min_length=1,
+        description=(
+            "The patch: '*** Begin Patch' … '*** End Patch' (Codex format: '*** Add File: p', "
+            "'*** Update File: p' with '@@' hunks, '*** Delete File: p') or a unified diff (git diff)."
+        ),
+    )
+
+
+class PatchedFile(ToolOutputModel):
+    path: str
+    action: str  # added, updated, deleted
+    moved_to: str | None = None
+    version: str | None = None  # the new version; None for a deleted file
+
+
+class ApplyPatchOutput(ToolOutputModel):
+    files: list[PatchedFile]
+
+
+class _Checked(Exception):
+    """Raised by a checking gate once the real gates have passed: the provider stops, nothing is done."""
+
+    def __init__(self, file: FileState, expected: str | None) -> None:
+        super().__init__("checked")
+        self.file = file
+        self.expected = expected
+
+
+class _Captured(Exception):
+    """Raised by a capturing edit once the gates passed and the file's bytes were read under its lock."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        super().__init__("captured")
+        self.snapshot = snapshot
+
+
+class _CheckOnly:
+    """A gate that asks ``inner`` as a commit would, then stops the commit before it touches anything."""
+
+    def __init__(self, inner: SessionGate) -> None:
+        self.inner = inner
+
+    def expect(self, file: FileState) -> str | None:
+        expected = self.inner.expect(file)
+        raise _Checked(file, expected)
+
+    def record(self, key: str, after: Snapshot) -> None:  # pragma: no cover - expect always raises
+        raise AssertionError("a check-only gate never commits")
+
+
+class _RemoveCheckOnly:
+    def __init__(self, inner: RemovalGate) -> None:
+        self.inner = inner
+
+    def expect(self, file: FileState) -> str | None:
+        expected = self.inner.expect(file)
+        raise _Checked(file, expected)
+
+    def removed(self, key: str) -> None:  # pragma: no cover - expect always raises
+        raise AssertionError("a check-only gate never removes")
+
+
+@dataclass
+class _Plan:
+    """One file change, checked: what is there now and what it will be."""
+
+    change: FileChange
+    before: Snapshot | None = None  # an update's (or a move's source) bytes, as its gate checked them
+    data: bytes = b""  # the new bytes of an add, an update or a move's destination
+    replaces: bool = False  # an add or a move onto an existing file (the session observed it)
+    replaced_before: bytes | None = None  # that file's bytes, to put back if the patch is undone
+    done: list[str] = field(default_factory=list)  # the steps committed so far, for undoing
+
+
+def run_apply_patch(ctx: ToolContext, args: ApplyPatchArgs) -> ToolOutput:
+    changes = parse_patch(args.patch)
+    _refuse_repeats(ctx, changes)
+    plans = [_Plan(change) for change in changes]
+    for plan in plans:  # every gate before any matching
+        _check(ctx, plan)
+    for plan in plans:
+        _match(ctx, plan)
+    ctx.check_cancelled("apply_patch")
+    files = _commit_all(ctx, plans)
+    return ToolOutput(text=_summary(files), value={"files": files})
+
+
+def _refuse_repeats(ctx: ToolContext, changes: list[FileChange]) -> None:
+    """A file named twice (two sections, or a move onto another's path) would be gated against a version
+    the patch itself changes: refused before anything is read."""
+    seen: dict[str, int] = {}
+    for change in changes:
+        for path in (change.path, change.move_to):
+            if path is None:
+                continue
+            key = ctx.provider.key_of(path)
+            if key in seen:
+                raise ToolArgsError(
+                    [
+                        f"/{term('patch')}: patch line {change.line}: {path!r} is changed again (first at patch "
+                        f"line {seen[key]}); put all of a file's hunks in one section"
+                    ]
+                )
+            seen[key] = change.line
+
+
+def _check(ctx: ToolContext, plan: _Plan) -> None:
+    change = plan.change
+    if change.kind == "delete":
+        try:
+            ctx.provider.remove(change.path, _RemoveCheckOnly(RemovalGate(ctx)), cancel=ctx.cancel)
+        except _Checked as checked:
+            if not checked.file.exists:
+                raise NotFound(f"{checked.file.display!r} does not exist", details={"reason": "missing"}) from None
+            if checked.file.kind == DIRECTORY:
+                raise NotRegularFile(
+                    f"{checked.file.display!r} is a directory; *** Delete File deletes a file",
+                    details={"kind": "directory", "reason": "delete"},
+                ) from None
+            if checked.file.kind != FILE:
+                raise NotRegularFile(
+                    f"{checked.file.display!r} is not a regular file; *** Delete File deletes a file",
+                    details={"reason": "delete"},
+                ) from None
+        return
+    if change.kind == "add":
+        plan.replaces, plan.replaced_before = _check_target(ctx, change.path)
+        return
+    plan.before = _capture(ctx, change.path)
+    if change.move_to is not None:
+        plan.replaces, plan.replaced_before = _check_target(ctx, change.move_to)
+
+
+def _check_target(ctx: ToolContext, path: str) -> tuple[bool, bytes | None]:
+    """The gates of writing ``path`` (an add, a move's destination): free, or a file the session observed
+    at its current version (then its bytes, to put back if the patch is undone)."""
+    gate = SessionGate(ctx, Intent.WRITE)
+    try:
+        ctx.provider.commit(path, _CheckOnly(gate), b"", cancel=ctx.cancel)
+    except _Checked as checked:
+        if not checked.file.exists:
+            return False, None
+        if checked.expected is None:
+            refusal = gate.refusal()
+            if refusal is not None:
+                raise refusal from None
+            raise StaleVersion(f"{checked.file.display!r} has changed since this session last read it") from None
+        return True, _capture(ctx, path).data
+    raise AssertionError("a check-only gate always raises")  # pragma: no cover
+
+
+def _capture(ctx: ToolContext, path: str) -> Snapshot:
+    """The file's bytes as the session's edit gate vouches for them (read under its lock)."""
+
+    def capture(snapshot: Snapshot) -> bytes:
+        raise _Captured(snapshot)
+
+    try:
+        ctx.provider.commit(path, SessionGate(ctx, Intent.EDIT), capture, cancel=ctx.cancel)
+    except _Captured as captured:
+        return captured.snapshot
+    raise AssertionError("capture always raises")  # pragma: no cover
+
+
+# --- locating hunks -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Line:
+    text: str  # without its line ending
+    ending: str  # "\n", "\r\n", or "" for a last line without one
+
+
+def _match(ctx: ToolContext, plan: _Plan) -> None:
+    change = plan.change
+    if change.kind == "add":
+        plan.data = change.content.encode("utf-8")
+        return
+    if change.kind == "delete":
+        return
+    assert plan.before is not None
+    display = path_label(change.path)
+    decoded = decode_text(plan.before.data, display)
+    lines = _split(decoded.text)
+    cursor = 0
+    for hunk in change.hunks:
+        ctx.check_cancelled("apply_patch")
+        cursor = _apply_hunk(lines, hunk, cursor, decoded, change)
+    plan.data = TextFile("", decoded.bom, decoded.newline).encode("".join(line.text + line.ending for line in lines))
+
+
+def _split(text: str) -> list[_Line]:
+    out: list[_Line] = []
+    for piece in text.split("\n"):
+        if piece.endswith("\r"):
+            out.append(_Line(piece[:-1], "\r\n"))
+        else:
+            out.append(_Line(piece, "\n"))
+    last = out.pop()  # the text after the last line break: "" when the file ends with one
+    if last.text:
+        out.append(_Line(last.text, ""))
+    return out
+
+
+def _apply_hunk(lines: list[_Line], hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:
+    """Splice ``hunk`` into ``lines`` at its one place at or after ``cursor``; where the next one starts."""
+    old = [text.rstrip("\r") for text in hunk.old]
+    if hunk.context is not None:
+        cursor = _seek_context(lines, hunk, cursor, decoded, change)
+    if not old:
+        at = len(lines) if hunk.old_start is None else min(max(hunk.old_start - 1, 0), len(lines))
+    else:
+        at = _locate(lines, old, hunk, cursor, decoded, change)
+    newline = decoded.newline
+    spliced: list[_Line] = []
+    index = at
+    for sign, text in hunk.ops:
+        if sign == " ":
+            spliced.append(lines[index])  # the file's own bytes, whatever the patch's spacing
+            index += 1
+        elif sign == "-":
+            index += 1
+        else:
+            spliced.append(_Line(text.rstrip("\r"), newline))
+    end = at + len(old)
+    was_last = end == len(lines)
+    bare_before = was_last and bool(lines) and lines[-1].ending == ""
+    lines[at:end] = spliced
+    if was_last and lines:  # the file's last line: its trailing-newline state is kept (or as a diff says)
+        bare = (bare_before and not hunk.old_ends_file_bare) or hunk.new_ends_file_bare
+        if hunk.old_ends_file_bare and not hunk.new_ends_file_bare:
+            bare = False
+        for line in lines[:-1]:
+            line.ending = line.ending or newline
+        lines[-1].ending = "" if bare else (lines[-1].ending or newline)
+    elif spliced:
+        for line in spliced:
+            line.ending = line.ending or newline
+    return at + len(spliced)
+
+
+def _seek_context(lines: list[_Line], hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:
+    """Past the line the hunk's ``@@`` text names (exactly, or but for surrounding whitespace)."""
+    assert hunk.context is not None
+    wanted = hunk.context.strip()
+    for index in range(cursor, len(lines)):
+        if lines[index].text == hunk.context or lines[index].text.strip() == wanted:
+            return index + 1
+    for index in range(0, cursor):  # before the previous hunk: said so, since hunks go in file order
+        if lines[index].text.strip() == wanted:
+            raise _not_found(
+                change,
+                hunk,
+                decoded,
+                f"its @@ line {hunk.context!r} is at line {index + 1}, before the previous hunk; hunks must be "
+                "in file order",
+            )
+    raise _not_found(change, hunk, decoded, f"its @@ line {hunk.context!r} is not in the file")
+
+
+def _locate(lines: list[_Line], old: list[str], hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:
+    for key in (_exact, _trailing_blank):
+        found = _places(lines, old, cursor, key)
+        if hunk.end_of_file:
+            found = [at for at in found if at + len(old) == len(lines)]
+        if found:
+            break
+    else:
+        raise _not_found(change, hunk, decoded, None)
+    if len(found) == 1:
+        return found[0]
+    if hunk.old_start is not None:  # the numbers pick the nearest (a stale number still applies, as patch's offsets)
+        return min(found, key=lambda at: abs(at + 1 - (hunk.old_start or 0)))
+    if hunk.context is not None:
+        return found[0]  # the first after its @@ line
+    raise _ambiguous(change, hunk, decoded, found)
+
+
+def _exact(text: str) -> str:
+    return text
+
+
+def _trailing_blank(text: str) -> str:
+    return text.rstrip()
+
+
+def _places(lines: list[_Line], old: list[str], cursor: int, key: Any) -> list[int]:
+    """Where ``old`` runs in ``lines`` at or after ``cursor``, compared by ``key`` (at most
+    ``MAX_CANDIDATES`` places)."""
+    wanted = [key(text) for text in old]
+    head = wanted[0]
+    found: list[int] = []
+    for at in range(cursor, len(lines) - len(old) + 1):
+        if key(lines[at].text) != head:
+            continue
+        if all(key(lines[at + i].text) == wanted[i] for i in range(1, len(old))):
+            found.append(at)
+            if len(found) >= MAX_CANDIDATES:
+                break
+    return found
+
+
+def _where(change: FileChange, hunk: Hunk) -> str:
+    return f"hunk {hunk.number} of {path_label(change.path)!r} (patch line {hunk.line})"
+
+
+def _hunk_terms(hunk: Hunk) -> dict[str, str]:
+    return {"old_string": f"hunk {hunk.number}", "new_string": f"hunk {hunk.number}'s new text", "replace_all": ""}
+
+
+def _not_found(change: FileChange, hunk: Hunk, decoded: TextFile, why: str | None) -> EditNotFound:
+    display = path_label(change.path)
+    head = f"/{term('patch')}: {_where(change, hunk)} does not match {display!r}"
+    if why is not None:
+        return EditNotFound(
+            f"{head}: {why} (nothing was written: a patch applies whole or not at all)",
+            details={"pointer": f"/{term('patch')}", "terms": _hunk_terms(hunk)},
+        )
+    error = EditNotFound(f"{head} (nothing was written: a patch applies whole or not at all)")
+    old = "\n".join(text.rstrip("\r") for text in hunk.old)
+    new = "\n".join(text.rstrip("\r") for text in hunk.new)
+    with speaking(_hunk_terms(hunk)):
+        diagnosed = Miss(decoded.text, old, new, error).diagnosed()
+    diagnosed.details = {**diagnosed.details, "pointer": f"/{term('patch')}", "terms": _hunk_terms(hunk)}
+    return diagnosed
+
+
+def _ambiguous(change: FileChange, hunk: Hunk, decoded: TextFile, found: list[int]) -> AmbiguousEdit:
+    text = decoded.text.replace("\r\n", "\n")
+    numbers = [at + 1 for at in found[:50]]
+    needle = "\n".join(text.rstrip("\r") for text in hunk.old)
+    return AmbiguousEdit(
+        f"/{term('patch')}: {_where(change, hunk)} matches {len(found)} places in {path_label(change.path)!r} "
+        "(nothing was written)",
+        details={
+            "count": len(found),
+            "lines": numbers,
+            "context": match_contexts(text, numbers, needle),
+            "pointer": f"/{term('patch')}",
+            "terms": _hunk_terms(hunk),
+        },
+    )
+
+
+# --- committing -----------------------------------------------------------------------------------
+
+
+def _commit_all(ctx: ToolContext, plans: list[_Plan]) -> list[dict[str, Any]]:
+    files: list[dict[str, Any]] = []
+    finished: list[_Plan] = []
+    try:
+        for plan in plans:
+            files.append(_commit(ctx, plan))
+            finished.append(plan)
+    except HarnessError as exc:
+        left = _undo(ctx, [*finished, plan] if plan.done else finished)
+        if left:
+            raise IoError(
+                f"{exc.message}; the patch was being applied and could not be undone everywhere: "
+                f"{', '.join(repr(path_label(p)) for p in left)} may be left changed — read them before going on",
+                details={"reason": "partial"},
+            ) from exc
+        if isinstance(exc, FsError):
+            exc.message = f"{exc.message} (the files the patch had changed were put back; nothing is changed)"
+            exc.args = (exc.message,)
+        raise
+    return files
+
+
+def _commit(ctx: ToolContext, plan: _Plan) -> dict[str, Any]:
+    change = plan.change
+    ctx.changed(ctx.provider.key_of(change.path))
+    if change.kind == "delete":
+        ctx.provider.remove(change.path, RemovalGate(ctx), cancel=ctx.cancel)
+        plan.done.append("removed")
+        return {"path": change.path, "action": "deleted", "moved_to": None, "version": None}
+    if change.kind == "add":
+        after = ctx.provider.commit(change.path, SessionGate(ctx, Intent.WRITE), plan.data, cancel=ctx.cancel)
+        plan.done.append("written")
+        return {"path": change.path, "action": "added", "moved_to": None, "version": after.version}
+    assert plan.before is not None
+    if change.move_to is None:
+        gate = PinnedGate(ctx, Intent.EDIT, plan.before.version)
+        after = ctx.provider.commit(change.path, gate, plan.data, cancel=ctx.cancel)
+        plan.done.append("written")
+        return {"path": change.path, "action": "updated", "moved_to": None, "version": after.version}
+    after = ctx.provider.commit(change.move_to, SessionGate(ctx, Intent.WRITE), plan.data, cancel=ctx.cancel)
+    plan.done.append("moved_in")
+    ctx.provider.remove(change.path, RemovalGate(ctx), cancel=ctx.cancel)
+    plan.done.append("removed")
+    return {"path": change.path, "action": "updated", "moved_to": change.move_to, "version": after.version}
+
+
+def _undo(ctx: ToolContext, plans: list[_Plan]) -> list[str]:
+    """Put back what ``plans`` committed, newest first; the paths that could not be."""
+    left: list[str] = []
+    for plan in reversed(plans):
+        change = plan.change
+        try:
+            for step in reversed(plan.done):
+                _undo_step(ctx, plan, step)
+        except HarnessError:
+            left.append(change.move_to or change.path)
+    return left
+
+
+def _undo_step(ctx: ToolContext, plan: _Plan, step: str) -> None:
+    change = plan.change
+    if step == "removed":  # a delete, or a move's source: written back from the bytes the gate checked
+        before = plan.before.data if plan.before is not None else _deleted_bytes(ctx, plan)
+        ctx.provider.commit(change.path, SessionGate(ctx, Intent.WRITE), before, cancel=None)
+        return
+    target = change.move_to if step == "moved_in" and change.move_to is not None else change.path
+    if change.kind == "update" and step == "written":
+        assert plan.before is not None
+        ctx.provider.commit(target, SessionGate(ctx, Intent.EDIT), plan.before.data, cancel=None)
+    elif plan.replaces and plan.replaced_before is not None:
+        ctx.provider.commit(target, SessionGate(ctx, Intent.EDIT), plan.replaced_before, cancel=None)
+    else:
+        ctx.provider.remove(target, RemovalGate(ctx), cancel=None)
+
+
+def _deleted_bytes(ctx: ToolContext, plan: _Plan) -> bytes:
+    raise IoError(f"{path_label(plan.change.path)!r} was deleted and its bytes were not kept")
+
+
+def _summary(files: list[dict[str, Any]]) -> str:
+    marks = {"added": "A", "updated": "M", "deleted": "D"}
+    rows = []
+    for item in files:
+        path = path_label(str(item["path"]))
+        if item.get("moved_to"):
+            rows.append(f"M {path!r} → {path_label(str(item['moved_to']))!r}")
+        else:
+            rows.append(f"{marks[str(item['action'])]} {path!r}")
+    return "Success. Updated the following files:\n" + "\n".join(rows)
+
+
+def present_apply_patch(args: Mapping[str, Any]) -> str | None:
+    patch = text_of(args, "patch") or text_of(args, "input")
+    if patch is None:
+        return None
+    return f"apply_patch ({short(str(patch.count(chr(10)) + 1))} patch lines)"
+
+
+APPLY_PATCH = Tool(
+    name="apply_patch",
+    description=(
+        "Apply a patch to one or more files, all or nothing. Codex format: '*** Begin Patch', then per file "
+        "'*** Add File: path' (lines prefixed '+'), '*** Delete File: path', or '*** Update File: path' "
+        "(optional '*** Move to: new'), its hunks introduced by '@@' (optionally followed by a line that "
+        "locates it) with lines prefixed ' ' (context), '-' (removed) or '+' (added), then '*** End Patch'. "
+        "A unified diff (git diff) works too. Read every file you update, delete or replace first in this "
+        "session; hunks must match the file exactly (trailing spaces and line endings aside)."
+    ),
+    arguments=ApplyPatchArgs,
+    output=ApplyPatchOutput,
+    run=run_apply_patch,
+    read_only=False,
+    preconditions=(
+        "Every file it updates or deletes, and every existing file an add or a move replaces, was read in "
+        "this session and has not changed since; the workspace is not read-only and no path is protected."
+    ),
+    example=Example(
+        {"patch": ("*** Begin Patch\n*** Update File: notes.txt\n@@\n one\n-two\n+2\n three\n*** End Patch\n")},
+        setup=(("read", {"file_path": "notes.txt"}),),
+    ),
+    present=present_apply_patch,
+    terms={"patch": "patch"},
+)

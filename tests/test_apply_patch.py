@@ -216,3 +216,44 @@ def test_the_success_text_names_each_changed_file(files: Session, root: Path) ->
         files, "*** Begin Patch\n*** Update File: lib/a.py\n@@\n-    return 10\n+    return 100\n*** End Patch"
     )
     assert _code(again) is None
+
+
+class _WritesBetween:
+    """A provider listener that writes ``path`` from outside the second time a commit to it starts: after
+    the patch's gates checked it, before the patch's commit to it (the listener seam, no patched method)."""
+
+    def __init__(self, key: str, path: Path, data: bytes) -> None:
+        self.key, self.path, self.data, self.starts = key, path, data, 0
+
+    def operation_started(self, key: str) -> None:
+        if key == self.key:
+            self.starts += 1
+            if self.starts == 2:
+                self.path.write_bytes(self.data)
+
+    def read_recorded(self, key: str) -> None:
+        pass
+
+    def version_checked(self, key: str) -> None:
+        pass
+
+
+def test_a_file_changed_between_check_and_commit_puts_back_what_was_written(files: Session, root: Path) -> None:
+    (root / "gone.txt").write_text("bye\n")
+    files.call("read", {"file_path": "gone.txt"})
+    provider = files.workspace.provider
+    listener = _WritesBetween(provider.key_of("b.txt"), root / "b.txt", b"someone else\n")
+    unlisten = provider.listen(listener)
+    try:
+        result = _patch(
+            files,
+            "*** Begin Patch\n*** Update File: a.py\n@@\n-    return 1\n+    return 10\n*** Delete File: gone.txt\n"
+            "*** Add File: new.txt\n+new\n*** Update File: b.txt\n@@\n-beta\n+BETA\n*** End Patch",
+        )
+    finally:
+        unlisten()
+    assert listener.starts >= 2
+    assert _code(result) == "FS_STALE_VERSION" and "were put back; nothing is changed" in result.text
+    assert "return 1\n" in (root / "a.py").read_text() and "return 10" not in (root / "a.py").read_text()
+    assert (root / "gone.txt").read_text() == "bye\n" and not (root / "new.txt").exists()
+    assert (root / "b.txt").read_bytes() == b"someone else\n"  # the other writer's change is kept

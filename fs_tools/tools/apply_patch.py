@@ -175,6 +175,7 @@ def _check(ctx: ToolContext, plan: _Plan) -> None:
                     f"{checked.file.display!r} is not a regular file; *** Delete File deletes a file",
                     details={"reason": "delete"},
                 ) from None
+        plan.before = _capture(ctx, change.path)  # its bytes, to write back if the patch is undone
         return
     if change.kind == "add":
         plan.replaces, plan.replaced_before = _check_target(ctx, change.path)
@@ -460,8 +461,8 @@ def _undo(ctx: ToolContext, plans: list[_Plan]) -> list[str]:
 def _undo_step(ctx: ToolContext, plan: _Plan, step: str) -> None:
     change = plan.change
     if step == "removed":  # a delete, or a move's source: written back from the bytes the gate checked
-        before = plan.before.data if plan.before is not None else _deleted_bytes(ctx, plan)
-        ctx.provider.commit(change.path, SessionGate(ctx, Intent.WRITE), before, cancel=None)
+        assert plan.before is not None  # captured when its gate was checked
+        ctx.provider.commit(change.path, SessionGate(ctx, Intent.WRITE), plan.before.data, cancel=None)
         return
     target = change.move_to if step == "moved_in" and change.move_to is not None else change.path
     if change.kind == "update" and step == "written":
@@ -471,10 +472,6 @@ def _undo_step(ctx: ToolContext, plan: _Plan, step: str) -> None:
         ctx.provider.commit(target, SessionGate(ctx, Intent.EDIT), plan.replaced_before, cancel=None)
     else:
         ctx.provider.remove(target, RemovalGate(ctx), cancel=None)
-
-
-def _deleted_bytes(ctx: ToolContext, plan: _Plan) -> bytes:
-    raise IoError(f"{path_label(plan.change.path)!r} was deleted and its bytes were not kept")
 
 
 def _summary(files: list[dict[str, Any]]) -> str:

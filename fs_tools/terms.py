@@ -19,9 +19,10 @@ _NONE: Mapping[str, str] = MappingProxyType({})
 _TERMS: ContextVar[Mapping[str, str]] = ContextVar("fs_tools_terms", default=_NONE)
 
 
-def term(name: str) -> str:
-    """What the current call names the argument fs-tools calls ``name``."""
-    return _TERMS.get().get(name, name)
+def term(name: str, default: str | None = None) -> str:
+    """What the current call names the argument fs-tools calls ``name`` (``default``, else ``name``
+    itself, when nothing renames it)."""
+    return _TERMS.get().get(name, name if default is None else default)
 
 
 def pointer_term(pointer: str, name: str) -> str:
@@ -30,13 +31,15 @@ def pointer_term(pointer: str, name: str) -> str:
 
 
 @contextlib.contextmanager
-def speaking(terms: Mapping[str, str] | None) -> Iterator[None]:
-    """Messages made inside use ``terms`` (fs-tools' name → the call's), over any set outside; None or
-    empty changes nothing."""
+def speaking(terms: Mapping[str, str] | None, *, beneath: bool = False) -> Iterator[None]:
+    """Messages made inside use ``terms`` (fs-tools' name → the call's), over any set outside — or, with
+    ``beneath``, under them (a tool's own names, where an adapter has set how its model names them); None
+    or empty changes nothing."""
     if not terms:
         yield
         return
-    token = _TERMS.set(MappingProxyType({**_TERMS.get(), **terms}))
+    outside = _TERMS.get()
+    token = _TERMS.set(MappingProxyType({**terms, **outside} if beneath else {**outside, **terms}))
     try:
         yield
     finally:

@@ -10,8 +10,10 @@ commit stays the only authority.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -120,10 +122,28 @@ class _Subscription:
             self._active = False
 
 
+WATCHDOG_NEEDED = (7, 1)  # the first release that handles a kernel queue overflow (lost events)
+
+
+def watchdog_version() -> tuple[int, ...]:
+    """The installed watchdog's release, as numbers (``(6, 0, 0)``)."""
+    release = importlib.metadata.version("watchdog")
+    return tuple(int(part) for part in re.findall(r"\d+", release)[:3])
+
+
 class Watcher:
     """Watches the roots; a context manager, stopped (thread joined) by ``close``."""
 
     def __init__(self, provider: Provider, store: ObservationStore) -> None:
+        found = watchdog_version()
+        if found < WATCHDOG_NEEDED:
+            # fs-tools allows watchdog 6 (Google ADK pins it), but watching without knowing of lost events
+            # would let changed() miss a change: refused, never degraded
+            needed = ".".join(map(str, WATCHDOG_NEEDED))
+            raise ValueError(
+                f"Workspace(watch=True) needs watchdog {needed} or later, which reports lost events "
+                f"(installed: {'.'.join(map(str, found))}); install watchdog>={needed}, or leave watch off"
+            )
         self._provider = provider
         self._store = store
         self._lock = threading.Lock()

@@ -307,7 +307,8 @@ class Workspace:
         self, session: str, tool_name: str, name: object, arguments: object, cancel: CancelToken
     ) -> ToolResult:
         known = self.tools.get(name) or self._withheld.get(name) if isinstance(name, str) else None
-        with speaking(known.terms if known is not None else None):  # its messages use its argument names
+        # its messages use its argument names, unless the host names them otherwise for this call
+        with speaking(known.terms if known is not None else None, beneath=True):
             return self._run(session, tool_name, name, arguments, cancel)
 
     def _run(self, session: str, tool_name: str, name: object, arguments: object, cancel: CancelToken) -> ToolResult:

@@ -178,6 +178,9 @@ def test_claude_code_ls_leaves_out_what_ignore_names(root: Path) -> None:
         listed = ws.session("s").call("LS", {"path": ".", "ignore": ["build"]})
     assert "app.py" in listed.text and "build" not in listed.text.split("\n\n")[0]
     assert "1 entry matching ignore not shown" in listed.text
+    with _ws(root, "claude-code") as ws:
+        bad = ws.session("s").call("LS", {"path": ".", "ignore": ["ok", "{" * 2000]})
+    assert bad.error is not None and "/ignore/1: invalid glob pattern" in bad.text
 
 
 # --- gemini --------------------------------------------------------------------------------------
@@ -339,3 +342,40 @@ def test_the_anthropic_adapter_declares_the_built_in_text_editor(root: Path) -> 
     with _ws(root, "anthropic", prefix="fs_") as ws:
         (declared,) = tool_definitions(ws)
         assert declared["name"] == f"fs_{TE}" and "input_schema" in declared
+
+
+def test_the_openai_adapter_declares_and_answers_the_built_in_apply_patch(root: Path) -> None:
+    from fs_tools.adapters import openai
+
+    with _ws(root, "codex") as ws:
+        declared = openai.tool_definitions(ws, api="responses", builtin_apply_patch=True)
+        assert declared[0] == {"type": "apply_patch"} and declared[1]["name"] == "read"
+        with pytest.raises(ValueError, match="builtin_apply_patch needs api='responses'"):
+            openai.tool_definitions(ws, builtin_apply_patch=True)
+        s = ws.session("s")
+        item = {
+            "type": "apply_patch_call",
+            "call_id": "p1",
+            "operation": {"type": "update_file", "path": "app.py", "diff": "@@\n-value = 3\n+value = 4\n"},
+        }
+        unread = openai.answer_tool_call(s, item)
+        assert unread["status"] == "failed" and unread["output"].startswith("ERROR FS_NOT_OBSERVED:")
+        s.call("read", {"file_path": "app.py"})
+        assert openai.answer_tool_call(s, item) == {
+            "type": "apply_patch_call_output",
+            "call_id": "p1",
+            "status": "completed",
+            "output": "Success. Updated the following files:\nM 'app.py'",
+        }
+        again = openai.answer_tool_call(s, item)
+        assert again["output"].startswith("ERROR FS_EDIT_NOT_FOUND: /operation/diff: hunk 1 of 'app.py' (diff line 1)")
+        bad = {"type": "update_file", "path": "app.py", "diff": "@@\n?x\n"}
+        malformed = openai.answer_tool_call(s, {**item, "operation": bad})
+        assert "/operation/diff: diff line 2: hunk 1: expected a line starting with" in malformed["output"]
+        created = openai.answer_tool_call(
+            s, {**item, "operation": {"type": "create_file", "path": "n.txt", "diff": "+a\n+b\n"}}
+        )
+        assert created["status"] == "completed"
+        nonsense = openai.answer_tool_call(s, {**item, "operation": {"type": "nuke", "path": ""}})
+        assert nonsense["status"] == "failed" and "/operation/type: expected one of create_file" in nonsense["output"]
+    assert (root / "app.py").read_text().endswith("value = 4\n") and (root / "n.txt").read_text() == "a\nb\n"

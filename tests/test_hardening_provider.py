@@ -27,6 +27,7 @@ from fs_tools import Workspace
 from fs_tools.provider import FileProvider, files, tempfiles
 from fs_tools.result import ToolResult
 from fs_tools.testing import ConcurrentWriter, assert_error, assert_ok
+from fs_tools.watcher import WATCHDOG_NEEDED, watchdog_version
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux-only")
 
@@ -74,9 +75,7 @@ def in_thread(call: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
         ("edit", {"file_path": "f.txt", "old_string": "old", "new_string": "new"}),
     ],
 )
-def test_a_directory_locked_by_another_process_is_busy_not_a_hang(
-    root: Path, tool: str, args: dict[str, Any]
-) -> None:
+def test_a_directory_locked_by_another_process_is_busy_not_a_hang(root: Path, tool: str, args: dict[str, Any]) -> None:
     (root / "f.txt").write_text("old\n")
     with Workspace(root, lock_timeout=0.2) as ws:
         session = ws.session("s")
@@ -738,6 +737,7 @@ def test_another_writers_sweep_never_takes_the_file_a_swap_displaced(
     other: list[Any] = []
 
     with Workspace(root) as ws, Workspace(root, lock_timeout=0.1) as second:
+
         def exchange(prims: Primitives, dir_fd: int, first: str, name: str) -> bool:
             swapped = real_exchange(prims, dir_fd, first, name)
             if not other:
@@ -802,6 +802,9 @@ def test_a_symlink_that_appears_while_a_create_is_staged_cannot_lead_past_the_pr
     assert not list(root.glob(".*.fs-tools.*"))
 
 
+@pytest.mark.skipif(
+    watchdog_version() < WATCHDOG_NEEDED, reason="watchdog < 7.1 installed: Workspace(watch=True) is refused"
+)
 def test_closing_from_a_watcher_callback_closes_the_workspace(root: Path) -> None:
     (root / "f.txt").write_text("one\n")
     ws = Workspace(root, watch=True)

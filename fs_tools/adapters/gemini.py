@@ -15,6 +15,7 @@ per request, in ``tool_config``), so there is no ``strict`` option here.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,14 +25,18 @@ from fs_tools.result import ToolResult
 from fs_tools.workspace import Session, Workspace
 
 
-def tool_definitions(workspace: Workspace) -> list[dict[str, Any]]:
+def tool_definitions(workspace: Workspace, *, json_schema: bool = False) -> list[dict[str, Any]]:
     """``[{"name", "description", "parameters"}]``: function declarations, for
-    ``types.Tool(function_declarations=...)`` or a ``{"function_declarations": ...}`` dict."""
+    ``types.Tool(function_declarations=...)`` or a ``{"function_declarations": ...}`` dict.
+
+    ``json_schema=True`` gives ``parameters_json_schema`` instead (google-genai 1.21 and later): the
+    published JSON Schema whole, ``additionalProperties: false`` included, as the SDK sends it."""
+    key = "parameters_json_schema" if json_schema else "parameters"
     return [
         {
             "name": schema["name"],
             "description": schema["description"],
-            "parameters": gemini_parameters(schema["input_schema"]),
+            key: copy.deepcopy(schema["input_schema"]) if json_schema else gemini_parameters(schema["input_schema"]),
         }
         for schema in workspace.tool_schemas()
     ]

@@ -6,6 +6,13 @@ needed.
     reply = client.chat.completions.create(model=..., messages=messages, tools=tools)
     for call in reply.choices[0].message.tool_calls or []:
         messages.append(answer_tool_call(session, call))             # {"role": "tool", ...}
+
+The Responses API's built-in ``apply_patch`` tool (``{"type": "apply_patch"}``): with a workspace that
+offers ``apply_patch`` (the ``codex`` dialect, or ``tools=[..., "apply_patch"]``),
+``tool_definitions(workspace, api="responses", builtin_apply_patch=True)`` declares it instead of the
+function, and ``answer_tool_call`` answers each ``apply_patch_call`` item — one file operation
+(``create_file``, ``update_file`` or ``delete_file`` with a V4A ``diff``) — with its
+``apply_patch_call_output``, through the same gated ``apply_patch``.
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ from typing import Any
 
 from fs_tools.adapters import field_of, render
 from fs_tools.adapters.schemas import strict_required
+from fs_tools.errors import ToolArgsError
 from fs_tools.result import ToolResult
+from fs_tools.terms import speaking
 from fs_tools.workspace import Session, Workspace
 
 
@@ -27,7 +36,9 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return strict_required(schema)
 
 
-def tool_definitions(workspace: Workspace, *, strict: bool = False, api: str = "chat") -> list[dict[str, Any]]:
+def tool_definitions(
+    workspace: Workspace, *, strict: bool = False, api: str = "chat", builtin_apply_patch: bool = False
+) -> list[dict[str, Any]]:
     """The workspace's tools as OpenAI function tools. ``api`` is ``"chat"`` (Chat Completions:
     ``{"type": "function", "function": {...}}``) or ``"responses"`` (Responses: a flat
     ``{"type": "function", "name", ...}``). ``strict=True`` gives the strict form with ``strict: true``.
@@ -37,7 +48,26 @@ def tool_definitions(workspace: Workspace, *, strict: bool = False, api: str = "
     servers expect."""
     if api not in ("chat", "responses"):
         raise ValueError(f'api must be "chat" or "responses", not {api!r}')
-    return [_definition(schema, strict=strict, api=api) for schema in workspace.tool_schemas()]
+    patcher = _apply_patch_tool(workspace) if builtin_apply_patch else None
+    if builtin_apply_patch and (api != "responses" or patcher is None):
+        raise ValueError(
+            "builtin_apply_patch needs api='responses' and a workspace that offers apply_patch "
+            "(dialect='codex', or tools=[..., 'apply_patch'])"
+        )
+    return [
+        {"type": "apply_patch"}
+        if patcher is not None and schema["name"] == patcher[0]
+        else _definition(schema, strict=strict, api=api)
+        for schema in workspace.tool_schemas()
+    ]
+
+
+def _apply_patch_tool(workspace: Workspace) -> tuple[str, str] | None:
+    """The name the workspace offers apply_patch under, and its one argument (``input`` or ``patch``)."""
+    for name, tool in workspace.tools.items():
+        if tool.name.removeprefix(workspace.prefix) == "apply_patch":
+            return name, next(iter(tool.arguments.model_fields))
+    return None
 
 
 def _definition(schema: Mapping[str, Any], *, strict: bool, api: str) -> dict[str, Any]:
@@ -48,6 +78,50 @@ def _definition(schema: Mapping[str, Any], *, strict: bool, api: str) -> dict[st
     if strict:
         function["strict"] = True
     return {"type": "function", "function": function}
+
+
+_OPERATIONS = {"create_file": "Add File", "update_file": "Update File", "delete_file": "Delete File"}
+
+
+def apply_operation(session: Session, operation: Any) -> ToolResult:
+    """One file operation of the built-in apply_patch tool (``{"type", "path", "diff"?, "move_to"?}``,
+    a dict or an SDK object) as a call of the workspace's gated ``apply_patch``; messages point into the
+    operation (``/operation/diff``, its own line numbers)."""
+    found = _apply_patch_tool(session.workspace)
+    if found is None:
+        raise ValueError("the workspace offers no apply_patch (use dialect='codex', or tools=[..., 'apply_patch'])")
+    name, argument = found
+    kind, path = field_of(operation, "type"), field_of(operation, "path")
+    diff, move_to = field_of(operation, "diff"), field_of(operation, "move_to")
+    problems = []
+    if kind not in _OPERATIONS:
+        problems.append(f"/operation/type: expected one of {', '.join(_OPERATIONS)}, got {kind!r}")
+    if not isinstance(path, str) or not path:
+        problems.append("/operation/path: expected a non-empty string")
+    if kind != "delete_file" and not isinstance(diff, str):
+        problems.append("/operation/diff: expected a string (the V4A diff)")
+    if problems:
+        return ToolResult.failure(ToolArgsError(problems))
+    header = [f"*** {_OPERATIONS[kind]}: {path}"]
+    if kind == "update_file" and isinstance(move_to, str) and move_to:
+        header.append(f"*** Move to: {move_to}")
+    body = str(diff or "").removesuffix("\n") if kind != "delete_file" else ""
+    patch = "\n".join(["*** Begin Patch", *header, *([body] if body else []), "*** End Patch"]) + "\n"
+    offset = str(1 + len(header))  # the diff's first line is this line of the patch
+    with speaking({"patch": "operation/diff", "patch line": "diff line", "patch_line_offset": offset}):
+        return session.call(name, {argument: patch})
+
+
+def answer_apply_patch_call(session: Session, item: Any) -> dict[str, Any]:
+    """The ``apply_patch_call_output`` item answering an ``apply_patch_call`` item: ``status`` is
+    ``completed`` or ``failed``; ``output`` is the result's text (``ERROR <code>: …`` on a failure)."""
+    result = apply_operation(session, field_of(item, "operation"))
+    return {
+        "type": "apply_patch_call_output",
+        "call_id": field_of(item, "call_id"),
+        "status": "failed" if result.is_error else "completed",
+        "output": render(result),
+    }
 
 
 def call_tool(session: Session, tool_call: Any) -> ToolResult:
@@ -61,7 +135,10 @@ def call_tool(session: Session, tool_call: Any) -> ToolResult:
 def answer_tool_call(session: Session, tool_call: Any) -> dict[str, Any]:
     """The message answering a tool call: ``{"role": "tool", "tool_call_id", "content"}`` for Chat
     Completions, ``{"type": "function_call_output", "call_id", "output"}`` for a Responses item. On a
-    failure the content starts with the error code, so the model sees which rule it broke."""
+    failure the content starts with the error code, so the model sees which rule it broke. An
+    ``apply_patch_call`` item (the built-in tool) gets its ``apply_patch_call_output``."""
+    if field_of(tool_call, "type") == "apply_patch_call":
+        return answer_apply_patch_call(session, tool_call)
     result = call_tool(session, tool_call)
     content = render(result)
     call_id = field_of(tool_call, "call_id")

@@ -42,7 +42,7 @@ from fs_tools.tools.delete import RemovalGate
 from fs_tools.tools.diagnosis import Miss
 from fs_tools.tools.matching import match_contexts
 from fs_tools.tools.mutation import PinnedGate, SessionGate
-from fs_tools.tools.patch import FileChange, Hunk, parse_patch
+from fs_tools.tools.patch import FileChange, Hunk, parse_patch, patch_line
 from fs_tools.tools.presenting import short, text_of
 from policy import Intent
 
@@ -150,8 +150,8 @@ def _refuse_repeats(ctx: ToolContext, changes: list[FileChange]) -> None:
             if key in seen:
                 raise ToolArgsError(
                     [
-                        f"/{term('patch')}: patch line {change.line}: {path!r} is changed again (first at patch "
-                        f"line {seen[key]}); put all of a file's hunks in one section"
+                        f"/{term('patch')}: {patch_line(change.line)}: {path!r} is changed again (first at "
+                        f"{patch_line(seen[key])}); put all of a file's hunks in one section"
                     ]
                 )
             seen[key] = change.line
@@ -355,7 +355,7 @@ def _places(lines: list[_Line], old: list[str], cursor: int, key: Any) -> list[i
 
 
 def _where(change: FileChange, hunk: Hunk) -> str:
-    return f"hunk {hunk.number} of {path_label(change.path)!r} (patch line {hunk.line})"
+    return f"hunk {hunk.number} of {path_label(change.path)!r} ({patch_line(hunk.line)})"
 
 
 def _hunk_terms(hunk: Hunk) -> dict[str, str]:

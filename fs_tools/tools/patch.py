@@ -100,8 +100,15 @@ def _unified(lines: list[str]) -> bool:
     return headers or any(line.startswith("diff --git ") for line in lines)
 
 
+def patch_line(number: int) -> str:
+    """Patch line ``number`` as the call's model knows it: ``patch line 3``; or, for a patch an adapter
+    built around the model's own diff (OpenAI's built-in apply_patch), that diff's line."""
+    offset = int(term("patch_line_offset", "0"))
+    return f"{term('patch line')} {number - offset}"
+
+
 def _malformed(line: int, what: str) -> ToolArgsError:
-    return ToolArgsError([f"/{term('patch')}: patch line {line}: {what}"])
+    return ToolArgsError([f"/{term('patch')}: {patch_line(line)}: {what}"])
 
 
 def _shown(line: str) -> str:

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, SearchPath, Text, ToolArgs, Violation
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.dialects.common import FILE_TYPES, canonical, like
+from fs_tools.tools.dialects.common import FILE_TYPES, canonical, ignore_violations, itself, like
 from fs_tools.tools.edit import (
     EDIT,
     MAX_EDITS,
@@ -37,10 +37,6 @@ from fs_tools.tools.write import WRITE
 _PATH = "The file's path: absolute (inside the workspace) or relative to the workspace root."
 
 
-def _itself(canonical_name: str) -> dict[str, str]:
-    return {canonical_name: "{name}"}
-
-
 # --- Read, Write, Glob: fs-tools' own arguments ---------------------------------------------------
 
 READ_CC = like(
@@ -52,7 +48,7 @@ READ_CC = like(
         "number and the tab are not part of the file, so never copy them into old_string. You must Read a "
         "file in this conversation before you Edit or overwrite it, and read it again if it changed."
     ),
-    stands_for=_itself("read"),
+    stands_for=itself("read"),
 )
 WRITE_CC = like(
     WRITE,
@@ -62,7 +58,7 @@ WRITE_CC = like(
         "it first in this conversation and that it has not changed since. Prefer Edit to change part of a "
         "file. Content is written exactly as given."
     ),
-    stands_for=_itself("write"),
+    stands_for=itself("write"),
 )
 GLOB_CC = like(
     GLOB,
@@ -71,7 +67,7 @@ GLOB_CC = like(
         "Fast file pattern matching ('**/*.js', 'src/**/*.ts'). Returns matching file paths, relative to "
         "the workspace root. path is the directory to search from (default: the workspace root)."
     ),
-    stands_for=_itself("glob"),
+    stands_for=itself("glob"),
 )
 
 
@@ -107,7 +103,7 @@ EDIT_CC = like(
         {"file_path": "src/app.py", "old_string": '"hello "', "new_string": '"hi "'},
         setup=(("Read", {"file_path": "src/app.py"}),),
     ),
-    stands_for=_itself("edit"),
+    stands_for=itself("edit"),
 )
 
 
@@ -144,7 +140,7 @@ MULTI_EDIT_CC = like(
         {"file_path": "notes.txt", "edits": [{"old_string": "one", "new_string": "1"}]},
         setup=(("Read", {"file_path": "notes.txt"}),),
     ),
-    stands_for=_itself("multi_edit"),
+    stands_for=itself("multi_edit"),
 )
 
 
@@ -230,7 +226,7 @@ GREP_CC = like(
     arguments=GrepArgsCC,
     run=_run_grep,
     example=Example({"pattern": "greet", "glob": "*.py", "output_mode": "content"}),
-    stands_for=_itself("grep"),
+    stands_for=itself("grep"),
     terms={"case_insensitive": "-i", "include_ignored": ""},
 )
 
@@ -244,17 +240,7 @@ class LsArgs(ToolArgs):
 
     @classmethod
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
-        patterns = data.get("ignore")
-        if not isinstance(patterns, list):
-            return []
-        found: list[Violation] = []
-        for index, pattern in enumerate(patterns):
-            if isinstance(pattern, str):
-                found += [
-                    (("ignore", index), message)
-                    for _, message in glob_pattern_violations({"p": pattern}, "p", match_base=True)
-                ]
-        return found
+        return ignore_violations(data)
 
 
 def _run_ls(ctx: ToolContext, args: LsArgs) -> ToolOutput:
@@ -273,7 +259,7 @@ LS = like(
     arguments=LsArgs,
     run=_run_ls,
     example=Example({"path": "."}),
-    stands_for=_itself("list"),
+    stands_for=itself("list"),
     terms={"depth": "", "include_hidden": ""},
 )
 

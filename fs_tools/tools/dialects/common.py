@@ -7,8 +7,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
-from fs_tools.arguments import ToolArgs, validate_arguments
+from fs_tools.arguments import ToolArgs, Violation, validate_arguments
 from fs_tools.tools.base import Tool
+from fs_tools.tools.globpattern import glob_pattern_violations
 
 A = TypeVar("A", bound=ToolArgs)
 
@@ -20,6 +21,21 @@ def canonical(model: type[A], values: Mapping[str, Any]) -> A:
     args = validate_arguments(model, {key: value for key, value in values.items() if value is not None})
     assert isinstance(args, model)
     return args
+
+
+def itself(canonical_name: str) -> dict[str, str]:
+    """``stands_for`` of a dialect tool that plays exactly one fs-tools tool's part."""
+    return {canonical_name: "{name}"}
+
+
+def ignore_violations(data: Mapping[str, Any], key: str = "ignore") -> list[Violation]:
+    """A list of glob patterns (an ``ignore`` argument): each that cannot be compiled, at its index."""
+    patterns = data.get(key)
+    found: list[Violation] = []
+    for index, pattern in enumerate(patterns if isinstance(patterns, list) else []):
+        if isinstance(pattern, str):
+            found += [((key, index), m) for _, m in glob_pattern_violations({"p": pattern}, "p", match_base=True)]
+    return found
 
 
 def like(base: Tool[Any], **changes: Any) -> Tool[Any]:

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, SearchPath, Text, ToolArgs, Violation
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.dialects.common import canonical, like
+from fs_tools.tools.dialects.common import canonical, ignore_violations, itself, like
 from fs_tools.tools.edit import EDIT, EditArgs, run_edit
 from fs_tools.tools.globbing import GLOB, GlobArgs, find_files, run_glob
 from fs_tools.tools.globpattern import compile_glob, glob_pattern_violations
@@ -30,10 +30,6 @@ from fs_tools.tools.write import WRITE
 _PATH = "The path to the file: relative to the workspace root, or absolute inside it."
 _DIR = "The directory: relative to the workspace root, or absolute inside it. Default: the root."
 _TERMS_READ = {"offset": "start_line", "limit": "end_line", "offset={n}": "start_line={n}"}
-
-
-def _itself(canonical_name: str) -> dict[str, str]:
-    return {canonical_name: "{name}"}
 
 
 class ReadFileArgs(ToolArgs):
@@ -68,7 +64,7 @@ READ_FILE = like(
     arguments=ReadFileArgs,
     run=_run_read_file,
     example=Example({"file_path": "src/app.py", "start_line": 1, "end_line": 2}),
-    stands_for=_itself("read"),
+    stands_for=itself("read"),
     terms=_TERMS_READ,
 )
 
@@ -80,7 +76,7 @@ WRITE_FILE = like(
         "file requires that you read it first and that it has not changed since. Write the complete literal "
         "content: no omission placeholders such as '(rest of methods ...)'."
     ),
-    stands_for=_itself("write"),
+    stands_for=itself("write"),
 )
 
 
@@ -117,7 +113,7 @@ REPLACE = like(
         {"file_path": "src/app.py", "old_string": '"hello "', "new_string": '"hi "'},
         setup=(("read_file", {"file_path": "src/app.py"}),),
     ),
-    stands_for=_itself("edit"),
+    stands_for=itself("edit"),
     terms={"replace_all": "allow_multiple"},
 )
 
@@ -142,7 +138,7 @@ GLOB_GEMINI = like(
     arguments=GlobArgsGemini,
     run=_run_glob,
     example=Example({"pattern": "**/*.py"}),
-    stands_for=_itself("glob"),
+    stands_for=itself("glob"),
     terms={"path": "dir_path"},
 )
 
@@ -189,7 +185,7 @@ GREP_SEARCH = like(
     arguments=GrepSearchArgs,
     run=_run_grep_search,
     example=Example({"pattern": "greet", "include_pattern": "*.py"}),
-    stands_for=_itself("grep"),
+    stands_for=itself("grep"),
     terms={"path": "dir_path", "glob": "include_pattern", "include_ignored": ""},
 )
 
@@ -200,14 +196,7 @@ class ListDirectoryArgs(ToolArgs):
 
     @classmethod
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
-        patterns = data.get("ignore")
-        found: list[Violation] = []
-        for index, pattern in enumerate(patterns if isinstance(patterns, list) else []):
-            if isinstance(pattern, str):
-                found += [
-                    (("ignore", index), m) for _, m in glob_pattern_violations({"p": pattern}, "p", match_base=True)
-                ]
-        return found
+        return ignore_violations(data)
 
 
 def _run_list_directory(ctx: ToolContext, args: ListDirectoryArgs) -> ToolOutput:
@@ -222,7 +211,7 @@ LIST_DIRECTORY = like(
     arguments=ListDirectoryArgs,
     run=_run_list_directory,
     example=Example({"dir_path": "."}),
-    stands_for=_itself("list"),
+    stands_for=itself("list"),
     terms={"path": "dir_path", "depth": "", "include_hidden": ""},
 )
 
@@ -271,7 +260,7 @@ READ_MANY_FILES = like(
     arguments=ReadManyFilesArgs,
     run=_run_read_many_files,
     example=Example({"include": ["*.md"]}),
-    stands_for=_itself("read_many"),
+    stands_for=itself("read_many"),
     terms={"file_paths": "include"},
 )
 

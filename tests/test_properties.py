@@ -437,3 +437,51 @@ def test_schema_and_validator_agree_on_paths_the_schema_can_describe(tool: str, 
     ours, violations = accepted(tool, obj)
     assert violations == [violation]
     assert Draft202012Validator(schema_of(tool)).is_valid(without_default_nulls(schema_of(tool), obj)) == ours
+
+
+# --- the dialects' tools: any arguments -> a structured result, nothing outside touched ------------------------
+
+from fs_tools.arguments import argument_names  # noqa: E402
+from fs_tools.tools.dialects import DIALECTS  # noqa: E402
+
+DIALECT_TOOLS = [
+    (dialect.name, tool)
+    for dialect in DIALECTS.values()
+    for tool in (dialect.tools if dialect.name != "fs-tools" else dialect.extras)
+]
+PATCHES = st.sampled_from(
+    [
+        "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch",
+        "*** Begin Patch\n*** Add File: ../outside/x.txt\n+x\n*** End Patch",
+        "*** Begin Patch\n*** Delete File: dir\n*** End Patch",
+        "--- a/dir/b.txt\n+++ b/dir/b.txt\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+gamma\n",
+        "*** Begin Patch\n*** Update File: a.txt\n*** Move to: /etc/x\n@@\n-two\n+2\n*** End Patch",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def dialect_workspaces(base: Path) -> Iterator[dict[str, Workspace]]:
+    opened = {
+        name: Workspace(base / "root", dialect=name, tools=[t.name for t in d.tools + d.extras])
+        for name, d in DIALECTS.items()
+    }
+    yield opened
+    for ws in opened.values():
+        ws.close()
+
+
+@pytest.mark.parametrize(("dialect", "tool"), DIALECT_TOOLS, ids=[f"{d}-{t.name}" for d, t in DIALECT_TOOLS])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_any_arguments_to_a_dialect_tool_give_a_structured_result(
+    dialect_workspaces: dict[str, Workspace], base: Path, dialect: str, tool: Any, data: st.DataObject
+) -> None:
+    session = dialect_workspaces[dialect].session("dialect-properties")
+    names = argument_names(tool.arguments)
+    values = scalars | PATCHES | st.lists(strings | st.integers(min_value=-2, max_value=9), max_size=3) | json_values
+    arguments = data.draw(st.dictionaries(st.sampled_from([*names, "junk"]), values, max_size=len(names) + 1))
+    outside = tree(base / "outside")
+    result = check_structured(session.call(tool.name, arguments))
+    event(result.error.code if result.error is not None else "success")
+    assert tree(base / "outside") == outside

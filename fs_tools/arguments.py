@@ -66,6 +66,16 @@ def _check_path(value: str) -> str:
     return _check_search_path(value)
 
 
+def path_problem(value: str) -> str | None:
+    """What is wrong with ``value`` as a file's path, as a validation message would say it (None: nothing),
+    for paths that arrive inside another argument (a patch's file headers)."""
+    try:
+        _check_path(value)
+    except PydanticCustomError as exc:
+        return exc.message()
+    return None
+
+
 def _check_search_path(value: str) -> str:
     """Rules every path shares, a directory's included: no NUL, valid Unicode, bounded lengths."""
     if not value:
@@ -121,6 +131,8 @@ def shown_number(value: object) -> str:
 
 # The bound is published (``maximum``), so the schema and the validator agree.
 Integer = Annotated[int, Field(le=MAX_INTEGER), BeforeValidator(_whole_number)]
+
+
 # The schema states what JSON Schema can (not empty, no trailing "/"); the validator adds what it cannot
 # (NUL, lone surrogates, byte lengths) and words every message.
 class _Schema:
@@ -341,6 +353,10 @@ def _violation(model: type[BaseModel], err: ErrorDetails) -> str:
         return f"{where}: expected integer <= {ctx.get('le')}, got {shown_number(received)}"
     if kind == "string_too_short" and ctx.get("min_length") == 1:
         return f"{where}: must not be empty"
+    if kind == "too_short" and isinstance(received, str) and ctx.get("min_length") == 1:
+        return f"{where}: must not be empty"
+    if kind == "literal_error":
+        return f"{where}: expected one of {ctx.get('expected')}, got {shown_number(received)}"
     if kind == "too_short":
         count = len(received) if isinstance(received, list) else 0
         return f"{where}: expected at least {ctx.get('min_length')} item(s), got {count}"

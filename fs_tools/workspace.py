@@ -187,6 +187,11 @@ class Workspace:
             mutating = ", ".join(tool.name for tool in known if not tool.read_only)
             why = f" (a read-only workspace offers none of {mutating})" if chosen else ""
             offered = [tool.name for tool in known if tool.read_only or not read_only]
+            if not offered:
+                raise ValueError(
+                    f"the {self.dialect.name} dialect has no tool a read-only workspace can offer ({mutating} "
+                    "changes files); use another dialect, or leave read_only off"
+                )
             raise ValueError(
                 f"Workspace(tools=...) leaves no tool to offer{why}; name at least one of {', '.join(offered)}"
             )
@@ -420,9 +425,7 @@ def _selected_tools(names: Iterable[str] | None, dialect: Dialect) -> list[Tool[
     unknown = [name for name in wanted if name not in known]
     if unknown:
         where = f" of the {dialect.name} dialect" if dialect.name != "fs-tools" else ""
-        raise ValueError(
-            f"Workspace(tools=...): unknown tool {unknown[0]!r}{where}; valid names: {', '.join(known)}"
-        )
+        raise ValueError(f"Workspace(tools=...): unknown tool {unknown[0]!r}{where}; valid names: {', '.join(known)}")
     return [tool for tool in every if tool.name in wanted]
 
 

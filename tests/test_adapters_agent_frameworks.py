@@ -156,7 +156,7 @@ def test_smolagents_loop_gets_our_messages_not_its_validator(ws: Workspace, root
 
 
 # LlamaIndex walks its tools with inspect.getmembers, which touches pydantic's deprecated attributes
-@pytest.mark.filterwarnings("ignore::pydantic.PydanticDeprecatedSince20", "ignore::pydantic.PydanticDeprecatedSince211")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # pydantic's own classes vary by release
 def test_llamaindex_function_agent_loop_keeps_our_schema_and_flags_errors(ws: Workspace, root: Path) -> None:
     _framework("llama_index.core")
     from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult

@@ -257,3 +257,119 @@ def test_a_file_changed_between_check_and_commit_puts_back_what_was_written(file
     assert "return 1\n" in (root / "a.py").read_text() and "return 10" not in (root / "a.py").read_text()
     assert (root / "gone.txt").read_text() == "bye\n" and not (root / "new.txt").exists()
     assert (root / "b.txt").read_bytes() == b"someone else\n"  # the other writer's change is kept
+
+
+# --- found on review -----------------------------------------------------------------------------
+
+
+def test_unified_hunks_after_the_first_count_the_lines_it_added(files: Session, root: Path) -> None:
+    (root / "n.txt").write_text("".join(f"{n}\n" for n in range(1, 11)))
+    files.call("read", {"file_path": "n.txt"})
+    diff = "--- a/n.txt\n+++ b/n.txt\n@@ -1,0 +2,2 @@\n+A\n+B\n@@ -5,0 +8 @@\n+C\n"  # diff -U0: numbers of the original
+    assert _code(_patch(files, diff)) is None
+    assert (root / "n.txt").read_text().split() == ["1", "A", "B", "2", "3", "4", "5", "C", "6", "7", "8", "9", "10"]
+
+
+def test_line_numbers_pick_among_many_identical_places_and_end_of_file_anchors_past_them(
+    files: Session, root: Path
+) -> None:
+    (root / "same.txt").write_text("x\n" * 3000)
+    files.call("read", {"file_path": "same.txt"})
+    assert _code(_patch(files, "--- a/same.txt\n+++ b/same.txt\n@@ -2500 +2500 @@\n-x\n+CHANGED\n")) is None
+    lines = (root / "same.txt").read_text().split("\n")
+    assert lines.index("CHANGED") == 2499
+    eof = "*** Begin Patch\n*** Update File: same.txt\n@@\n-x\n+LAST\n*** End of File\n*** End Patch"
+    assert _code(_patch(files, eof)) is None and (root / "same.txt").read_text().endswith("x\nLAST\n")
+    many = _patch(files, "*** Begin Patch\n*** Update File: same.txt\n@@\n-x\n+y\n*** End Patch")
+    assert _code(many) == "FS_AMBIGUOUS_EDIT" and "matches more than 1000 places" in many.text
+
+
+def test_a_git_copy_is_refused_and_different_names_without_a_rename_change_the_new_one(
+    files: Session, root: Path
+) -> None:
+    copy = "diff --git a/b.txt b/c.txt\nsimilarity index 90%\ncopy from b.txt\ncopy to c.txt\n"
+    result = _patch(files, copy)
+    assert _code(result) == "INVALID_ARGS" and "git copies are not supported" in result.text
+    plain = _patch(files, "--- b.txt.orig\n+++ b.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n")
+    assert _code(plain) is None and (root / "b.txt").read_text() == "alpha\nBETA\ngamma\n"
+    assert not (root / "b.txt.orig").exists()
+
+
+def test_git_paths_with_spaces_and_quotes(files: Session, root: Path) -> None:
+    (root / "t\u00e9st.txt").write_text("one\n")
+    files.call("read", {"file_path": "t\u00e9st.txt"})
+    diff = (
+        'diff --git "a/t\\303\\251st.txt" "b/n\\303\\266w.txt"\nsimilarity index 100%\n'
+        'rename from "t\\303\\251st.txt"\nrename to "n\\303\\266w.txt"\n'
+        "diff --git a/new empty.txt b/new empty.txt\nnew file mode 100644\nindex 0000000..e69de29\n"
+    )
+    assert _code(_patch(files, diff)) is None
+    assert (root / "n\u00f6w.txt").read_text() == "one\n" and (root / "new empty.txt").read_bytes() == b""
+
+
+@pytest.mark.parametrize(
+    ("patch", "says"),
+    [
+        ('--- "a/\\x"\n+++ "b/\\x"\n@@ -1 +1 @@\n-x\n+y\n', "a quoted path that cannot be read"),
+        ("--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-alpha\n+A\nnew file mode 100644\n", "belongs after a 'diff --git"),
+        ("*** Begin Patch\n*** Add File: a\x00b\n+x\n*** End Patch", "must not contain a NUL character"),
+        ("*** Begin Patch\n*** Add File: sub/\n+x\n*** End Patch", "must name a file, but it ends with '/'"),
+        ("--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA\n gamma\n", "but more lines follow"),
+        (
+            "*** Begin Patch\n*** Update File: b.txt\n*** Move to: b.txt\n@@\n-beta\n+b\n*** End Patch",
+            "names 'b.txt' itself",
+        ),
+    ],
+)
+def test_malformed_patches_are_invalid_args_naming_the_line(files: Session, root: Path, patch: str, says: str) -> None:
+    before = _tree(root)
+    result = _patch(files, patch)
+    assert _code(result) == "INVALID_ARGS" and says in result.text, result.text
+    assert _tree(root) == before
+
+
+def test_a_patch_is_refused_whole_when_it_brings_a_placeholder_a_syntax_error_or_too_many_bytes(root: Path) -> None:
+    (root / "m.py").write_text("def f():\n    a = 1\n    return a\n")
+    (root / "b.txt").write_text("beta\n")
+    with Workspace(root, tools=["read", "apply_patch"], refuse_syntax_errors=True, max_file_bytes=200) as ws:
+        s = ws.session("s")
+        for name in ("m.py", "b.txt"):
+            s.call("read", {"file_path": name})
+        first = "*** Update File: b.txt\n@@\n-beta\n+BETA\n"
+        holder = _patch_in(
+            s, first + "*** Update File: m.py\n@@\n def f():\n-    a = 1\n+    # ... rest of code unchanged\n"
+        )
+        assert _code(holder) == "FS_OMISSION_PLACEHOLDER" and "make hunk 1 cover only" in holder.text
+        broken = _patch_in(s, first + "*** Update File: m.py\n@@\n-    return a\n+    return (a +\n")
+        assert _code(broken) == "FS_SYNTAX_ERROR"
+        big = _patch_in(s, first + "*** Add File: big.txt\n" + "+" + "x" * 300 + "\n")
+        assert _code(big) == "FS_TOO_LARGE" and "nothing was written" in big.text
+    assert (root / "b.txt").read_text() == "beta\n" and not (root / "big.txt").exists()
+
+
+def _patch_in(session: Session, sections: str) -> ToolResult:
+    return session.call("apply_patch", {"patch": f"*** Begin Patch\n{sections}*** End Patch"})
+
+
+def test_the_syntax_errors_a_patch_brings_are_reported(files: Session, root: Path) -> None:
+    result = _patch(files, "*** Begin Patch\n*** Update File: a.py\n@@\n-    return 1\n+    return (1 +\n*** End Patch")
+    assert _code(result) is None and "Warning: this change introduced 1 Python syntax error" in result.text
+    assert result.value["files"][0]["syntax_errors"][0]["line"] == 2
+
+
+def test_adding_or_moving_onto_a_directory_is_not_a_regular_file(files: Session, root: Path) -> None:
+    (root / "d").mkdir()
+    result = _patch(files, "*** Begin Patch\n*** Add File: d\n+x\n*** End Patch")
+    assert _code(result) == "FS_NOT_REGULAR_FILE" and "'d' is a directory" in result.text
+
+
+def test_messages_for_hunks_out_of_order_a_stray_blank_line_and_a_missing_file(files: Session, root: Path) -> None:
+    order = _patch(
+        files,
+        "*** Begin Patch\n*** Update File: b.txt\n@@\n-gamma\n+G\n@@\n-alpha\n+A\n*** End Patch",
+    )
+    assert _code(order) == "FS_EDIT_NOT_FOUND" and "its lines are at line 1, before the previous hunk's" in order.text
+    blank = _patch(files, "*** Begin Patch\n*** Update File: b.txt\n@@\n-gamma\n+G\n\n*** End Patch")
+    assert _code(blank) == "FS_EDIT_NOT_FOUND" and "ends with 1 blank line(s)" in blank.text
+    missing = _patch(files, "*** Begin Patch\n*** Update File: nope.txt\n@@\n-x\n+y\n*** End Patch")
+    assert _code(missing) == "FS_NOT_FOUND" and "use '*** Add File: nope.txt'" in missing.text

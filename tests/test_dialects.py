@@ -81,7 +81,7 @@ SPEC_ARGUMENTS = {
     ("gemini", "replace"): {"file_path", "old_string", "new_string", "allow_multiple", "instruction"},
     ("gemini", "glob"): {"pattern", "dir_path"},
     ("gemini", "grep_search"): {"pattern", "dir_path", "include_pattern"},
-    ("gemini", "list_directory"): {"dir_path", "ignore"},
+    ("gemini", "list_directory"): {"dir_path"},
     ("gemini", "read_many_files"): {"include"},
 }
 
@@ -245,8 +245,10 @@ def test_gemini_read_many_files_takes_paths_and_globs_and_records_reads(root: Pa
         read = s.call("read_many_files", {"include": ["docs/*.md", "app.py"]})
         assert _code(read) is None and [f["path"] for f in read.value["files"]] == ["docs/a.md", "docs/b.md", "app.py"]
         assert _code(s.call("write_file", {"file_path": "docs/a.md", "content": "# AA\n"})) is None
-        listed = s.call("list_directory", {"dir_path": "docs", "ignore": ["b.*"]})
-    assert "a.md" in listed.text and "b.md" not in listed.text
+        listed = s.call("list_directory", {"dir_path": "docs"})
+        extra = s.call("list_directory", {"dir_path": "docs", "ignore": ["b.*"]})
+    assert "a.md" in listed.text and "b.md" in listed.text
+    assert extra.error is not None and "/ignore: unknown property" in extra.text
 
 
 # --- anthropic -----------------------------------------------------------------------------------
@@ -379,3 +381,31 @@ def test_the_openai_adapter_declares_and_answers_the_built_in_apply_patch(root: 
         nonsense = openai.answer_tool_call(s, {**item, "operation": {"type": "nuke", "path": ""}})
         assert nonsense["status"] == "failed" and "/operation/type: expected one of create_file" in nonsense["output"]
     assert (root / "app.py").read_text().endswith("value = 4\n") and (root / "n.txt").read_text() == "a\nb\n"
+
+
+def test_dialect_messages_keep_the_validation_form(root: Path) -> None:
+    with _ws(root, "claude-code") as ws:
+        mode = ws.session("s").call("Grep", {"pattern": "x", "output_mode": "lines"})
+    assert "/output_mode: expected one of 'content', 'files_with_matches' or 'count', got 'lines'" in mode.text
+    with _ws(root, "anthropic") as ws:
+        empty = ws.session("s").call(TE, {"command": "str_replace", "path": "app.py", "old_str": ""})
+    assert "/old_str: must not be empty" in empty.text
+    with pytest.raises(ValueError, match="no tool a read-only workspace can offer"):
+        Workspace(root, dialect="anthropic", read_only=True)
+
+
+def test_an_openai_operation_cannot_reach_another_file(root: Path) -> None:
+    from fs_tools.adapters import openai
+
+    (root / "b.txt").write_text("keep\n")
+    with _ws(root, "codex") as ws:
+        s = ws.session("s")
+        s.call("read", {"file_path": "b.txt"})
+        smuggled = {"type": "create_file", "path": "n.txt", "diff": "+x\n*** Delete File: b.txt"}
+        first = openai.answer_tool_call(s, {"type": "apply_patch_call", "call_id": "p", "operation": smuggled})
+        newline = {"type": "create_file", "path": "n.txt\n*** Add File: evil.txt", "diff": "+x\n"}
+        second = openai.answer_tool_call(s, {"type": "apply_patch_call", "call_id": "q", "operation": newline})
+    assert first["status"] == second["status"] == "failed"
+    assert "a '*** ' header; the diff holds one file's hunks" in first["output"]
+    assert "/operation/path: must be one line of printable characters" in second["output"]
+    assert (root / "b.txt").exists() and not (root / "n.txt").exists() and not (root / "evil.txt").exists()

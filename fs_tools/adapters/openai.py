@@ -100,6 +100,15 @@ def apply_operation(session: Session, operation: Any) -> ToolResult:
         problems.append("/operation/path: expected a non-empty string")
     if kind != "delete_file" and not isinstance(diff, str):
         problems.append("/operation/diff: expected a string (the V4A diff)")
+    if isinstance(path, str) and not path.isprintable():
+        problems.append("/operation/path: must be one line of printable characters")
+    if isinstance(move_to, str) and not move_to.isprintable():
+        problems.append("/operation/move_to: must be one line of printable characters")
+    for number, line in enumerate(str(diff or "").split("\n"), 1):
+        if line.lstrip().startswith("*** ") and line.strip() != "*** End of File":
+            # one operation is one file: a header inside its diff would reach other files
+            problems.append(f"/operation/diff: diff line {number}: a '*** ' header; the diff holds one file's hunks")
+            break
     if problems:
         return ToolResult.failure(ToolArgsError(problems))
     header = [f"*** {_OPERATIONS[kind]}: {path}"]

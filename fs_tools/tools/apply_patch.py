@@ -16,6 +16,7 @@ context or its line numbers pick one.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,18 +32,23 @@ from fs_tools.errors import (
     IoError,
     NotFound,
     NotRegularFile,
+    OmissionPlaceholder,
     StaleVersion,
+    TooLarge,
     ToolArgsError,
     path_label,
 )
 from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot, TextFile, decode_text
 from fs_tools.terms import speaking, term
+from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.delete import RemovalGate
 from fs_tools.tools.diagnosis import Miss
+from fs_tools.tools.edit import SyntaxErrorValue
 from fs_tools.tools.matching import match_contexts
 from fs_tools.tools.mutation import PinnedGate, SessionGate
 from fs_tools.tools.patch import FileChange, Hunk, parse_patch, patch_line
+from fs_tools.tools.placeholders import refuse_placeholders
 from fs_tools.tools.presenting import short, text_of
 from policy import Intent
 
@@ -64,6 +70,7 @@ class PatchedFile(ToolOutputModel):
     action: str  # added, updated, deleted
     moved_to: str | None = None
     version: str | None = None  # the new version; None for a deleted file
+    syntax_errors: list[SyntaxErrorValue] = Field(default_factory=list)  # those the patch introduced
 
 
 class ApplyPatchOutput(ToolOutputModel):
@@ -122,6 +129,7 @@ class _Plan:
     data: bytes = b""  # the new bytes of an add, an update or a move's destination
     replaces: bool = False  # an add or a move onto an existing file (the session observed it)
     replaced_before: bytes | None = None  # that file's bytes, to put back if the patch is undone
+    syntax: syntax.Check | None = None  # the syntax errors the new bytes bring, when checked
     done: list[str] = field(default_factory=list)  # the steps committed so far, for undoing
 
 
@@ -135,7 +143,13 @@ def run_apply_patch(ctx: ToolContext, args: ApplyPatchArgs) -> ToolOutput:
         _match(ctx, plan)
     ctx.check_cancelled("apply_patch")
     files = _commit_all(ctx, plans)
-    return ToolOutput(text=_summary(files), value={"files": files})
+    warnings = ""
+    for plan, item in zip(plans, files, strict=True):
+        warning, errors = syntax.report(plan.syntax)
+        item["syntax_errors"] = errors
+        if errors or warning:
+            warnings += f"\n{path_label(str(item.get('moved_to') or item['path']))!r}:{warning}"
+    return ToolOutput(text=_summary(files) + warnings, value={"files": files})
 
 
 def _refuse_repeats(ctx: ToolContext, changes: list[FileChange]) -> None:
@@ -143,6 +157,13 @@ def _refuse_repeats(ctx: ToolContext, changes: list[FileChange]) -> None:
     the patch itself changes: refused before anything is read."""
     seen: dict[str, int] = {}
     for change in changes:
+        if change.move_to is not None and ctx.provider.key_of(change.move_to) == ctx.provider.key_of(change.path):
+            raise ToolArgsError(
+                [
+                    f"/{term('patch')}: {patch_line(change.line)}: *** Move to names {change.path!r} itself; leave "
+                    "it out to change the file where it is"
+                ]
+            )
         for path in (change.path, change.move_to):
             if path is None:
                 continue
@@ -180,7 +201,16 @@ def _check(ctx: ToolContext, plan: _Plan) -> None:
     if change.kind == "add":
         plan.replaces, plan.replaced_before = _check_target(ctx, change.path)
         return
-    plan.before = _capture(ctx, change.path)
+    try:
+        plan.before = _capture(ctx, change.path)
+    except NotFound as exc:
+        if exc.details.get("reason") != "missing":
+            raise
+        raise NotFound(
+            f"{path_label(change.path)!r} does not exist: *** Update File changes an existing file "
+            f"(to create it, use '*** Add File: {change.path}')",
+            details={"reason": "missing"},
+        ) from exc
     if change.move_to is not None:
         plan.replaces, plan.replaced_before = _check_target(ctx, change.move_to)
 
@@ -194,6 +224,13 @@ def _check_target(ctx: ToolContext, path: str) -> tuple[bool, bytes | None]:
     except _Checked as checked:
         if not checked.file.exists:
             return False, None
+        if checked.file.kind != FILE:
+            kind = "a directory" if checked.file.kind == DIRECTORY else "not a regular file"
+            raise NotRegularFile(
+                f"{checked.file.display!r} is {kind}; a patch can add or move a file only to a path that is "
+                "free or holds a file",
+                details={"reason": "patch_target"},
+            ) from None
         if checked.expected is None:
             refusal = gate.refusal()
             if refusal is not None:
@@ -227,20 +264,49 @@ class _Line:
 
 def _match(ctx: ToolContext, plan: _Plan) -> None:
     change = plan.change
-    if change.kind == "add":
-        plan.data = change.content.encode("utf-8")
-        return
     if change.kind == "delete":
         return
-    assert plan.before is not None
-    display = path_label(change.path)
-    decoded = decode_text(plan.before.data, display)
-    lines = _split(decoded.text)
-    cursor = 0
-    for hunk in change.hunks:
-        ctx.check_cancelled("apply_patch")
-        cursor = _apply_hunk(lines, hunk, cursor, decoded, change)
-    plan.data = TextFile("", decoded.bom, decoded.newline).encode("".join(line.text + line.ending for line in lines))
+    if change.kind == "add":
+        plan.data = change.content.encode("utf-8")
+    else:
+        assert plan.before is not None
+        display = path_label(change.path)
+        decoded = decode_text(plan.before.data, display)
+        lines = _split(decoded.text)
+        cursor = delta = 0  # where the next hunk may start; lines the earlier hunks added (or removed)
+        for hunk in change.hunks:
+            ctx.check_cancelled("apply_patch")
+            if ctx.check_placeholders:
+                try:
+                    pointer = f"/{term('patch')}: {_where(change, hunk)}, its new"
+                    refuse_placeholders("\n".join(hunk.new), "\n".join(hunk.old), pointer)
+                except OmissionPlaceholder as exc:
+                    exc.details = {**exc.details, "terms": _hunk_terms(hunk)}
+                    raise
+            cursor, grew = _apply_hunk(lines, hunk, cursor, delta, decoded, change)
+            delta += grew
+        text = "".join(line.text + line.ending for line in lines)
+        plan.data = TextFile("", decoded.bom, decoded.newline).encode(text)
+    target = change.move_to or change.path
+    limit = ctx.provider.max_file_bytes
+    if len(plan.data) > limit:
+        raise TooLarge(
+            f"the patch would make {path_label(target)!r} {len(plan.data):,} bytes, over the {limit:,}-byte limit; "
+            "nothing was written",
+            details={"size": len(plan.data), "limit": limit, "subject": "content", "pointer": f"/{term('patch')}"},
+        )
+    _check_syntax(ctx, plan, target)
+
+
+def _check_syntax(ctx: ToolContext, plan: _Plan, target: str) -> None:
+    """The syntax errors the patch brings into the file (SPEC §15): refused, or kept for the report."""
+    if not ctx.check_syntax or syntax.language_of(target) is None:
+        return
+    before = plan.before.data if plan.before is not None else plan.replaced_before
+    found = syntax.check(target, before, plan.data)
+    if ctx.refuse_syntax_errors:
+        syntax.refuse(found, f"the patch of {path_label(target)!r}")
+    plan.syntax = found
 
 
 def _split(text: str) -> list[_Line]:
@@ -256,15 +322,19 @@ def _split(text: str) -> list[_Line]:
     return out
 
 
-def _apply_hunk(lines: list[_Line], hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:
-    """Splice ``hunk`` into ``lines`` at its one place at or after ``cursor``; where the next one starts."""
+def _apply_hunk(
+    lines: list[_Line], hunk: Hunk, cursor: int, delta: int, decoded: TextFile, change: FileChange
+) -> tuple[int, int]:
+    """Splice ``hunk`` into ``lines`` at its one place at or after ``cursor`` (``delta``: the lines the
+    earlier hunks added, which moves where a unified hunk's number points); where the next one may
+    start, and how many lines this one added."""
     old = [text.rstrip("\r") for text in hunk.old]
     if hunk.context is not None:
         cursor = _seek_context(lines, hunk, cursor, decoded, change)
     if not old:
-        at = len(lines) if hunk.old_start is None else min(max(hunk.old_start - 1, 0), len(lines))
+        at = len(lines) if hunk.old_start is None else min(max(hunk.old_start - 1 + delta, cursor), len(lines))
     else:
-        at = _locate(lines, old, hunk, cursor, decoded, change)
+        at = _locate(lines, old, hunk, cursor, delta, decoded, change)
     newline = decoded.newline
     spliced: list[_Line] = []
     index = at
@@ -290,7 +360,7 @@ def _apply_hunk(lines: list[_Line], hunk: Hunk, cursor: int, decoded: TextFile, 
     elif spliced:
         for line in spliced:
             line.ending = line.ending or newline
-    return at + len(spliced)
+    return at + len(spliced), len(spliced) - len(old)
 
 
 def _seek_context(lines: list[_Line], hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:
@@ -312,22 +382,50 @@ def _seek_context(lines: list[_Line], hunk: Hunk, cursor: int, decoded: TextFile
     raise _not_found(change, hunk, decoded, f"its @@ line {hunk.context!r} is not in the file")
 
 
-def _locate(lines: list[_Line], old: list[str], hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:
+def _locate(
+    lines: list[_Line], old: list[str], hunk: Hunk, cursor: int, delta: int, decoded: TextFile, change: FileChange
+) -> int:
+    """The one place of ``old`` at or after ``cursor``: found exactly, or but for trailing whitespace;
+    at the end for ``*** End of File``; the nearest to its line number for a unified hunk; the first
+    after its ``@@`` line; otherwise it must be the only one."""
     for key in (_exact, _trailing_blank):
-        found = _places(lines, old, cursor, key)
+        keys = [key(line.text) for line in lines]
+        wanted = [key(text) for text in old]
         if hunk.end_of_file:
-            found = [at for at in found if at + len(old) == len(lines)]
+            at = len(keys) - len(wanted)
+            if at >= cursor and keys[at:] == wanted:
+                return at
+            continue
+        if hunk.old_start is not None:
+            nearest = _nearest(keys, wanted, cursor, hunk.old_start - 1 + delta)
+            if nearest is not None:
+                return nearest
+            continue
+        found = _places(keys, wanted, cursor, 2)
+        if len(found) == 1 or (found and hunk.context is not None):
+            return found[0]  # the only one, or the first after its @@ line
         if found:
-            break
-    else:
-        raise _not_found(change, hunk, decoded, None)
-    if len(found) == 1:
-        return found[0]
-    if hunk.old_start is not None:  # the numbers pick the nearest (a stale number still applies, as patch's offsets)
-        return min(found, key=lambda at: abs(at + 1 - (hunk.old_start or 0)))
-    if hunk.context is not None:
-        return found[0]  # the first after its @@ line
-    raise _ambiguous(change, hunk, decoded, found)
+            raise _ambiguous(change, hunk, decoded, _places(keys, wanted, cursor, MAX_CANDIDATES))
+    earlier = _places([line.text.rstrip() for line in lines[: cursor + len(old)]], [t.rstrip() for t in old], 0, 1)
+    blank_tail = len(old) - len(list(itertools.dropwhile(lambda t: not t.strip(), reversed(old))))
+    if blank_tail and len(old) > blank_tail:
+        trimmed = [t.rstrip() for t in old[:-blank_tail]]
+        if _places([line.text.rstrip() for line in lines], trimmed, cursor, 1):
+            raise _not_found(
+                change,
+                hunk,
+                decoded,
+                f"it ends with {blank_tail} blank line(s) the file does not have there (a line with nothing on it, "
+                "not even the ' ' of a context line, is a blank context line); remove them",
+            )
+    if earlier and cursor:
+        raise _not_found(
+            change,
+            hunk,
+            decoded,
+            f"its lines are at line {earlier[0] + 1}, before the previous hunk's; hunks must be in file order",
+        )
+    raise _not_found(change, hunk, decoded, None)
 
 
 def _exact(text: str) -> str:
@@ -338,20 +436,39 @@ def _trailing_blank(text: str) -> str:
     return text.rstrip()
 
 
-def _places(lines: list[_Line], old: list[str], cursor: int, key: Any) -> list[int]:
-    """Where ``old`` runs in ``lines`` at or after ``cursor``, compared by ``key`` (at most
-    ``MAX_CANDIDATES`` places)."""
-    wanted = [key(text) for text in old]
-    head = wanted[0]
+def _places(keys: list[str], wanted: list[str], start: int, limit: int) -> list[int]:
+    """Where ``wanted`` runs in ``keys`` at or after ``start``: at most ``limit`` places, in order (each
+    candidate found and compared by list operations, not a Python loop per line)."""
     found: list[int] = []
-    for at in range(cursor, len(lines) - len(old) + 1):
-        if key(lines[at].text) != head:
-            continue
-        if all(key(lines[at + i].text) == wanted[i] for i in range(1, len(old))):
+    last = len(keys) - len(wanted)
+    at = start
+    while at <= last and len(found) < limit:
+        try:
+            at = keys.index(wanted[0], at, last + 1)
+        except ValueError:
+            break
+        if keys[at : at + len(wanted)] == wanted:
             found.append(at)
-            if len(found) >= MAX_CANDIDATES:
-                break
+        at += 1
     return found
+
+
+def _nearest(keys: list[str], wanted: list[str], start: int, target: int) -> int | None:
+    """The place of ``wanted`` at or after ``start`` nearest to ``target`` (the earlier one on a tie): a
+    stale line number still applies when the lines moved, as patch(1)'s offsets."""
+    target = max(start, min(target, len(keys) - len(wanted)))
+    after = _places(keys, wanted, target, 1)
+    reach = after[0] - target if after else len(keys)
+    before = None
+    for at in range(target - 1, max(start, target - reach) - 1, -1):  # no farther back than the match after
+        if keys[at] == wanted[0] and keys[at : at + len(wanted)] == wanted:
+            before = at
+            break
+    if before is None:
+        return after[0] if after else None
+    if not after or target - before <= after[0] - target:
+        return before
+    return after[0]
 
 
 def _where(change: FileChange, hunk: Hunk) -> str:
@@ -384,7 +501,8 @@ def _ambiguous(change: FileChange, hunk: Hunk, decoded: TextFile, found: list[in
     numbers = [at + 1 for at in found[:50]]
     needle = "\n".join(text.rstrip("\r") for text in hunk.old)
     return AmbiguousEdit(
-        f"/{term('patch')}: {_where(change, hunk)} matches {len(found)} places in {path_label(change.path)!r} "
+        f"/{term('patch')}: {_where(change, hunk)} matches "
+        f"{'more than ' if len(found) >= MAX_CANDIDATES else ''}{len(found)} places in {path_label(change.path)!r} "
         "(nothing was written)",
         details={
             "count": len(found),

@@ -44,10 +44,16 @@ class GrepArgs(ToolArgs):
 
     @classmethod
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
-        pattern = data.get("pattern")
-        problem = pattern_problem(pattern) if isinstance(pattern, str) and pattern else None
-        found: list[Violation] = [(("pattern",), problem)] if problem else []
-        return [*found, *glob_pattern_violations(data, "glob", match_base=True)]
+        return search_violations(data, "glob")
+
+
+def search_violations(data: Mapping[str, Any], glob: str) -> list[Violation]:
+    """A search's ``pattern`` that cannot be searched with, and its file filter (``glob``) that cannot be
+    compiled: the rules every dialect's grep shares."""
+    pattern = data.get("pattern")
+    problem = pattern_problem(pattern) if isinstance(pattern, str) and pattern else None
+    found: list[Violation] = [(("pattern",), problem)] if problem else []
+    return [*found, *glob_pattern_violations(data, glob, match_base=True)]
 
 
 def pattern_problem(pattern: str) -> str | None:

@@ -20,6 +20,7 @@ import codecs
 import re
 from dataclasses import dataclass, field
 
+from fs_tools.arguments import path_problem
 from fs_tools.errors import ToolArgsError
 from fs_tools.names import visible
 from fs_tools.terms import term
@@ -90,6 +91,11 @@ def parse_patch(patch: str) -> list[FileChange]:
         )
     if not changes:
         raise _malformed(start, "the patch changes no file")
+    for change in changes:
+        for path in (change.path, change.move_to):
+            problem = path_problem(path) if path is not None else None
+            if problem is not None:
+                raise _malformed(change.line, f"the path {visible(path or '')[:200]!r} {problem}")
     if len(changes) > MAX_PATCH_FILES:
         raise _malformed(start, f"the patch changes {len(changes)} files, more than {MAX_PATCH_FILES}; split it")
     return changes
@@ -102,9 +108,12 @@ def _unified(lines: list[str]) -> bool:
 
 def patch_line(number: int) -> str:
     """Patch line ``number`` as the call's model knows it: ``patch line 3``; or, for a patch an adapter
-    built around the model's own diff (OpenAI's built-in apply_patch), that diff's line."""
+    built around the model's own diff (OpenAI's built-in apply_patch), that diff's line — or its
+    operation, for a line the adapter wrote."""
     offset = int(term("patch_line_offset", "0"))
-    return f"{term('patch line')} {number - offset}"
+    if offset and number - offset < 1:
+        return term("patch header", "the file header")
+    return f"{term('patch line')} {max(1, number - offset)}"
 
 
 def _malformed(line: int, what: str) -> ToolArgsError:
@@ -166,7 +175,8 @@ class _Codex:
         while self.at < len(self.lines) and not self._at_header():
             raw = self.lines[self.at]
             if not raw.startswith("+"):
-                raise _malformed(self._no(), f"every line of an Add File starts with '+', got {_shown(raw)}")
+                hint = " (an empty line of the file is a lone '+')" if not raw.strip() else ""
+                raise _malformed(self._no(), f"every line of an Add File starts with '+', got {_shown(raw)}{hint}")
             content.append(raw[1:] + "\n")
             self.at += 1
         return FileChange("add", path, number, content="".join(content))
@@ -195,7 +205,7 @@ class _Codex:
         start = self._no()
         context: str | None = None
         stripped = raw.strip()
-        if stripped == "@@" or stripped.startswith("@@ "):
+        if stripped == "@@" or stripped.startswith("@@ "):  # where a hunk starts, its '@@' may be indented
             context = stripped[3:] if stripped.startswith("@@ ") else None
             self.at += 1
         elif not first:
@@ -208,8 +218,8 @@ class _Codex:
                 end_of_file = True
                 self.at += 1
                 break
-            if self._at_header() or raw.strip() == "@@" or raw.strip().startswith("@@ "):
-                break
+            if self._at_header() or raw.rstrip() == "@@" or raw.startswith("@@ "):
+                break  # inside a hunk, ' @@ x' is a context line: a header starts the line
             sign, text = raw[:1] or " ", raw[1:]
             if sign in " -+":
                 ops.append((sign, text))
@@ -237,6 +247,13 @@ class _Unified:
     def _no(self) -> int:
         return self.start + self.at
 
+    def _hunk_line_follows(self) -> bool:
+        """A ' ', '-' or '+' line right after a hunk's counted lines (not the next file's '---' header)."""
+        line = self.lines[self.at]
+        if line.startswith("--- ") and self.at + 1 < len(self.lines) and self.lines[self.at + 1].startswith("+++ "):
+            return False
+        return line[:1] in (" ", "-", "+") and line.strip() != ""
+
     def parse(self) -> list[FileChange]:
         changes: list[FileChange] = []
         git: dict[str, str] = {}
@@ -247,9 +264,15 @@ class _Unified:
                 if git:
                     changes += self._git_only(git, header_line)
                 git, header_line = {"diff": line}, self._no()
+            elif line.startswith(("copy from ", "copy to ")):
+                raise _malformed(
+                    self._no(), "git copies are not supported: send the new file as a file of its own ('new file')"
+                )
             elif line.startswith(("rename from ", "rename to ", "new file mode", "deleted file mode")):
+                if "diff" not in git:
+                    raise _malformed(self._no(), f"{_shown(line)} belongs after a 'diff --git a/path b/path' line")
                 key = line.split(" ")[0] + " " + line.split(" ")[1]
-                git[key] = line[len(key) + 1 :] if line.startswith("rename") else "yes"
+                git[key] = self._path(line[len(key) + 1 :]) if line.startswith("rename") else "yes"
             elif line.startswith("Binary files ") or line.startswith("GIT binary patch"):
                 raise _malformed(self._no(), "binary patches are not supported; this tool changes text files only")
             elif line.startswith("--- "):
@@ -261,11 +284,15 @@ class _Unified:
             changes += self._git_only(git, header_line)
         return changes
 
+    def _path(self, text: str) -> str:
+        try:
+            return _unquoted(text)
+        except ValueError as exc:
+            raise _malformed(self._no(), f"a quoted path that cannot be read ({exc})") from None
+
     def _git_only(self, git: dict[str, str], line: int) -> list[FileChange]:
         """A git section with no hunks: a pure rename, or an empty file added or deleted."""
-        paths = git["diff"][len("diff --git ") :].split(" ")
-        old_path = _strip_prefix(paths[0]) if paths else ""
-        new_path = _strip_prefix(paths[-1]) if paths else ""
+        old_path, new_path = self._git_paths(git.get("diff", ""), line)
         if "rename from" in git and "rename to" in git:
             return [FileChange("update", git["rename from"], line, move_to=git["rename to"])]
         if "new file" in git:
@@ -274,12 +301,32 @@ class _Unified:
             return [FileChange("delete", old_path, line)]
         return []  # a mode change alone: nothing this tool changes
 
+    def _git_paths(self, diff: str, line: int) -> tuple[str, str]:
+        """The two paths of a ``diff --git a/x b/y`` line (spaces in them, or git's quoting)."""
+        body = diff[len("diff --git ") :]
+        try:
+            if body.startswith('"'):
+                quoted = re.fullmatch(r'("(?:[^"\\]|\\.)*")\s+(.*)', body)
+                if quoted is None:
+                    raise ValueError("unbalanced quotes")
+                return _strip_prefix(_unquoted(quoted.group(1))), _strip_prefix(_unquoted(quoted.group(2)))
+            if body.endswith('"'):
+                at = body.rfind(' "')
+                return _strip_prefix(body[:at]), _strip_prefix(_unquoted(body[at + 1 :]))
+        except ValueError as exc:
+            raise _malformed(line, f"a quoted path that cannot be read ({exc})") from None
+        half = len(body) // 2  # 'a/x b/x': the same path twice, split in the middle
+        if body[half : half + 1] == " " and _strip_prefix(body[:half]) == _strip_prefix(body[half + 1 :]):
+            return _strip_prefix(body[:half]), _strip_prefix(body[half + 1 :])
+        at = body.find(" b/")
+        return (_strip_prefix(body[:at]), _strip_prefix(body[at + 1 :])) if at > 0 else (body, body)
+
     def _file(self, git: dict[str, str], header: int) -> FileChange:
-        old_path = _diff_path(self.lines[self.at][4:])
+        old_path = self._diff_path(self.lines[self.at][4:])
         self.at += 1
         if self.at >= len(self.lines) or not self.lines[self.at].startswith("+++ "):
             raise _malformed(self._no(), "expected '+++ b/path' after the '--- a/path' line")
-        new_path = _diff_path(self.lines[self.at][4:])
+        new_path = self._diff_path(self.lines[self.at][4:])
         self.at += 1
         hunks: list[Hunk] = []
         while self.at < len(self.lines) and self.lines[self.at].startswith("@@"):
@@ -296,8 +343,16 @@ class _Unified:
             return FileChange("add", new_path, header, content=text)
         if new_path is None:
             return FileChange("delete", old_path, header)
-        moved = git.get("rename to") or (new_path if new_path != old_path else None)
-        return FileChange("update", git.get("rename from", old_path), header, hunks=tuple(hunks), move_to=moved)
+        if "rename from" in git and "rename to" in git:  # only git's rename headers move a file
+            return FileChange("update", git["rename from"], header, hunks=tuple(hunks), move_to=git["rename to"])
+        # 'diff -u f.orig f': the file the diff produces is the one changed, as patch(1) picks it
+        return FileChange("update", new_path, header, hunks=tuple(hunks))
+
+    def _diff_path(self, text: str) -> str | None:
+        try:
+            return _diff_path(text)
+        except ValueError as exc:
+            raise _malformed(self._no(), f"a quoted path that cannot be read ({exc})") from None
 
     def _hunk(self, number: int) -> Hunk:
         start = self._no()
@@ -328,6 +383,12 @@ class _Unified:
         if self.at < len(self.lines) and self.lines[self.at].startswith("\\"):  # after the counted lines
             old_bare, new_bare = old_bare or last in " -", new_bare or last in " +"
             self.at += 1
+        if self.at < len(self.lines) and self._hunk_line_follows():
+            raise _malformed(
+                start,
+                f"hunk {number}'s header counts {old_count} old and {new_count} new line(s), but more lines follow "
+                f"at {patch_line(self._no())}; correct the counts in its '@@' line",
+            )
         if olds != old_count or news != new_count:
             raise _malformed(
                 start,
@@ -348,12 +409,20 @@ class _Unified:
 def _diff_path(text: str) -> str | None:
     """The path of a ``---``/``+++`` line (its timestamp cut, git's a/ and b/ taken off); None for
     /dev/null."""
-    path = text.split("\t")[0].rstrip()
-    if path.startswith('"') and path.endswith('"') and len(path) > 1:  # git's quoting: C escapes, octal bytes
-        path = codecs.escape_decode(path[1:-1].encode("utf-8"))[0].decode("utf-8", "replace")
+    path = _unquoted(text.split("\t")[0].rstrip())
     if path == "/dev/null":
         return None
     return _strip_prefix(path)
+
+
+def _unquoted(path: str) -> str:
+    """A path as git quotes it (C escapes, octal bytes, in double quotes), unquoted; others as they are.
+    ValueError for an escape that cannot be read."""
+    if not (path.startswith('"') and path.endswith('"') and len(path) > 1):
+        return path
+    raw = codecs.escape_decode(path[1:-1].encode("utf-8"))[0]
+    assert isinstance(raw, bytes)
+    return raw.decode("utf-8", "replace")
 
 
 def _strip_prefix(path: str) -> str:

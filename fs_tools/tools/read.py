@@ -88,7 +88,13 @@ def read_lines(ctx: ToolContext, args: ReadArgs, *, numbers: bool = True) -> Too
     next_offset = page.last + 1 if page.last < total else None
     body = page.text if numbers or not page.text else "\n".join(row.split("\t", 1)[1] for row in page.text.split("\n"))
     if next_offset is not None:
-        why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if page.capped else f"limit {args.limit}"
+        named = term("limit")
+        lines_at_once = (
+            f"limit {args.limit}"
+            if named == "limit"
+            else f"{args.limit:,} line{'s' if args.limit != 1 else ''} at a time"
+        )
+        why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if page.capped else lines_at_once
         then = term("offset={n}").format(n=next_offset)
         body += f"\n\n[showing lines {page.first}–{page.last} of {total} ({why}); continue with {then}]"
     if not scan.settled:

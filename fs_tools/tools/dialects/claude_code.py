@@ -28,8 +28,8 @@ from fs_tools.tools.edit import (
     run_multi_edit,
 )
 from fs_tools.tools.globbing import GLOB
-from fs_tools.tools.globpattern import compile_glob, glob_pattern_violations
-from fs_tools.tools.grep import GREP, GrepQuery, pattern_problem, render, search_files
+from fs_tools.tools.globpattern import compile_glob
+from fs_tools.tools.grep import GREP, GrepQuery, render, search_files, search_violations
 from fs_tools.tools.listing import LIST, ListArgs, list_directory
 from fs_tools.tools.read import READ
 from fs_tools.tools.write import WRITE
@@ -171,13 +171,11 @@ class GrepArgsCC(ToolArgs):
 
     @classmethod
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
-        pattern = data.get("pattern")
-        problem = pattern_problem(pattern) if isinstance(pattern, str) and pattern else None
-        found: list[Violation] = [(("pattern",), problem)] if problem else []
+        found = search_violations(data, "glob")
         kind = data.get("type")
         if isinstance(kind, str) and kind not in FILE_TYPES:
             found.append((("type",), f"unknown file type {kind!r}; known types: {', '.join(FILE_TYPES)}"))
-        return [*found, *glob_pattern_violations(data, "glob", match_base=True)]
+        return found
 
 
 def _run_grep(ctx: ToolContext, args: GrepArgsCC) -> ToolOutput:

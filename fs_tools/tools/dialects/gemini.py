@@ -17,11 +17,11 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, SearchPath, Text, ToolArgs, Violation
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.dialects.common import canonical, ignore_violations, itself, like
+from fs_tools.tools.dialects.common import canonical, itself, like
 from fs_tools.tools.edit import EDIT, EditArgs, run_edit
 from fs_tools.tools.globbing import GLOB, GlobArgs, find_files, run_glob
-from fs_tools.tools.globpattern import compile_glob, glob_pattern_violations
-from fs_tools.tools.grep import GREP, GrepQuery, pattern_problem, render, search_files
+from fs_tools.tools.globpattern import glob_pattern_violations
+from fs_tools.tools.grep import GREP, GrepQuery, render, search_files, search_violations
 from fs_tools.tools.listing import LIST, ListArgs, list_directory
 from fs_tools.tools.read import DEFAULT_LIMIT, READ, ReadArgs, read_lines
 from fs_tools.tools.read_many import MAX_FILES, READ_MANY, ReadManyArgs, run_read_many
@@ -150,10 +150,7 @@ class GrepSearchArgs(ToolArgs):
 
     @classmethod
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
-        pattern = data.get("pattern")
-        problem = pattern_problem(pattern) if isinstance(pattern, str) and pattern else None
-        found: list[Violation] = [(("pattern",), problem)] if problem else []
-        return [*found, *glob_pattern_violations(data, "include_pattern", match_base=True)]
+        return search_violations(data, "include_pattern")
 
 
 def _run_grep_search(ctx: ToolContext, args: GrepSearchArgs) -> ToolOutput:
@@ -192,16 +189,10 @@ GREP_SEARCH = like(
 
 class ListDirectoryArgs(ToolArgs):
     dir_path: SearchPath = Field(description="The directory to list: relative to the workspace root, or absolute.")
-    ignore: list[str] = Field(default_factory=list, description="Glob patterns of entries to leave out.")
-
-    @classmethod
-    def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
-        return ignore_violations(data)
 
 
 def _run_list_directory(ctx: ToolContext, args: ListDirectoryArgs) -> ToolOutput:
-    ignore = [compile_glob(pattern, match_base=True) for pattern in args.ignore]
-    return list_directory(ctx, canonical(ListArgs, {"path": args.dir_path, "depth": 1}), ignore)
+    return list_directory(ctx, canonical(ListArgs, {"path": args.dir_path, "depth": 1}))
 
 
 LIST_DIRECTORY = like(
@@ -261,7 +252,7 @@ READ_MANY_FILES = like(
     run=_run_read_many_files,
     example=Example({"include": ["*.md"]}),
     stands_for=itself("read_many"),
-    terms={"file_paths": "include"},
+    terms={"file_paths": "include", "offset={n}": "read_file, start_line={n}", "limit": ""},
 )
 
 TOOLS: tuple[Tool[Any], ...] = (

@@ -208,10 +208,8 @@ def test_google_genai_declarations_with_parameters_json_schema_through_the_real_
 
     from fs_tools.adapters.gemini import function_responses, tool_definitions
 
-    try:
-        import httpx2 as transport_module  # google-genai 3.x
-    except ImportError:
-        import httpx as transport_module  # type: ignore[no-redef]  # 1.x and 2.x
+    # google-genai 3 takes an httpx2 client, earlier releases an httpx one (either may be installed beside)
+    transport_module: Any = importlib.import_module("httpx2" if int(genai.__version__.split(".")[0]) >= 3 else "httpx")
 
     def turn(name: str, args: dict[str, Any]) -> dict[str, Any]:
         part = {"functionCall": {"id": name, "name": name, "args": args}}

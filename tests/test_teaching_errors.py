@@ -278,3 +278,11 @@ def test_a_write_over_a_file_too_large_to_compare_is_refused_if_it_has_a_placeho
         assert_ok(session.call("read", {"file_path": "big.py", "limit": 1}))
         assert_error(session.call("write", {"file_path": "big.py", "content": "# ...\n"}), "FS_OMISSION_PLACEHOLDER")
         assert big.read_text().startswith("# ...\nx = 1\n")
+
+
+def test_placeholders_deep_in_a_large_text_are_found_at_their_line() -> None:
+    body = "x = request.get(url)\n" * 5000  # 'rest' everywhere: the cheap filter lets it through to the scan
+    new = body + "    # ... rest of the code unchanged\r\n" + body + "// existing code here\n"
+    assert new_placeholders(new, "") == [(5001, "# ... rest of the code unchanged"), (10002, "// existing code here")]
+    assert new_placeholders(new, "  # ... rest of the code unchanged\n") == [(10002, "// existing code here")]
+    assert new_placeholders(body * 10, "") == []

@@ -45,7 +45,7 @@ _PHRASE = re.compile(
     rf"|keep (?:the )?(?:rest|existing)(?: {_THING})?(?: as is)?)[\])]?[.:]?$",
     re.IGNORECASE,
 )
-_MAYBE = re.compile(r"rest|existing|unchanged|omitted|elided|snip|same as|previous|original|keep", re.IGNORECASE)
+_MAYBE_WORDS = ("rest", "existing", "unchanged", "omitted", "elided", "snip", "same as", "previous", "original", "keep")
 _MAX_LINE = 200  # a longer comment line is prose, not a placeholder
 
 
@@ -80,13 +80,32 @@ def refuse_placeholders(new: str, old: str, pointer: str) -> None:
     )
 
 
+# A line that starts (after blanks) as a comment can: only those are looked at, found in one C-level scan,
+# so a 5 MB write of code is not a Python step per line (440 ms before, a few now).
+_COMMENT_LINE = re.compile(r"^[^\S\n]*(?:\{/\*|\{#|@\*|/\*|<!--|#|//|--|;|%|\*)[^\n]*", re.MULTILINE)
+
+
+def _placeholder_lines(text: str) -> list[tuple[int, str]]:
+    """(1-based line, the line) for each placeholder comment line of ``text``."""
+    found: list[tuple[int, str]] = []
+    number, counted = 1, 0
+    for match in _COMMENT_LINE.finditer(text):
+        line = match.group(0)
+        if is_placeholder(line):
+            number += text.count("\n", counted, match.start())
+            counted = match.start()
+            found.append((number, line))
+    return found
+
+
 def new_placeholders(new: str, old: str) -> list[tuple[int, str]]:
     """(1-based line of ``new``, the line) for each placeholder in ``new`` that ``old`` does not have."""
-    if "." not in new and "…" not in new and not _MAYBE.search(new):
-        return []  # the common case: nothing that could be one
-    had = {line.strip() for line in old.split("\n") if is_placeholder(line)}
-    return [
-        (number, line.strip())
-        for number, line in enumerate(new.split("\n"), 1)
-        if is_placeholder(line) and line.strip() not in had
-    ]
+    if "..." not in new and "…" not in new:  # then only a phrase can be one: one of its words must be there
+        lowered = new.lower()
+        if not any(word in lowered for word in _MAYBE_WORDS):
+            return []  # the common case, in C-level substring searches (a regex over 5 MB took 0.4 s)
+    found = _placeholder_lines(new)
+    if not found:
+        return []
+    had = {line.strip() for _, line in _placeholder_lines(old)}
+    return [(number, line.strip()) for number, line in found if line.strip() not in had]

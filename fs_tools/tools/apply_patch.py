@@ -273,6 +273,7 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
         display = path_label(change.path)
         decoded = decode_text(plan.before.data, display)
         lines = _split(decoded.text)
+        texts = [line.text for line in lines]  # kept beside the lines, so a hunk is not a pass over the file
         cursor = delta = 0  # where the next hunk may start; lines the earlier hunks added (or removed)
         for hunk in change.hunks:
             ctx.check_cancelled("apply_patch")
@@ -283,7 +284,7 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
                 except OmissionPlaceholder as exc:
                     exc.details = {**exc.details, "terms": _hunk_terms(hunk)}
                     raise
-            cursor, grew = _apply_hunk(lines, hunk, cursor, delta, decoded, change)
+            cursor, grew = _apply_hunk(lines, texts, hunk, cursor, delta, decoded, change)
             delta += grew
         text = "".join(line.text + line.ending for line in lines)
         plan.data = TextFile("", decoded.bom, decoded.newline).encode(text)
@@ -323,7 +324,7 @@ def _split(text: str) -> list[_Line]:
 
 
 def _apply_hunk(
-    lines: list[_Line], hunk: Hunk, cursor: int, delta: int, decoded: TextFile, change: FileChange
+    lines: list[_Line], texts: list[str], hunk: Hunk, cursor: int, delta: int, decoded: TextFile, change: FileChange
 ) -> tuple[int, int]:
     """Splice ``hunk`` into ``lines`` at its one place at or after ``cursor`` (``delta``: the lines the
     earlier hunks added, which moves where a unified hunk's number points); where the next one may
@@ -334,7 +335,7 @@ def _apply_hunk(
     if not old:
         at = len(lines) if hunk.old_start is None else min(max(hunk.old_start - 1 + delta, cursor), len(lines))
     else:
-        at = _locate(lines, old, hunk, cursor, delta, decoded, change)
+        at = _locate(lines, texts, old, hunk, cursor, delta, decoded, change)
     newline = decoded.newline
     spliced: list[_Line] = []
     index = at
@@ -350,6 +351,7 @@ def _apply_hunk(
     was_last = end == len(lines)
     bare_before = was_last and bool(lines) and lines[-1].ending == ""
     lines[at:end] = spliced
+    texts[at:end] = [line.text for line in spliced]
     if was_last and lines:  # the file's last line: its trailing-newline state is kept (or as a diff says)
         bare = (bare_before and not hunk.old_ends_file_bare) or hunk.new_ends_file_bare
         if hunk.old_ends_file_bare and not hunk.new_ends_file_bare:
@@ -383,13 +385,20 @@ def _seek_context(lines: list[_Line], hunk: Hunk, cursor: int, decoded: TextFile
 
 
 def _locate(
-    lines: list[_Line], old: list[str], hunk: Hunk, cursor: int, delta: int, decoded: TextFile, change: FileChange
+    lines: list[_Line],
+    texts: list[str],
+    old: list[str],
+    hunk: Hunk,
+    cursor: int,
+    delta: int,
+    decoded: TextFile,
+    change: FileChange,
 ) -> int:
     """The one place of ``old`` at or after ``cursor``: found exactly, or but for trailing whitespace;
     at the end for ``*** End of File``; the nearest to its line number for a unified hunk; the first
     after its ``@@`` line; otherwise it must be the only one."""
     for key in (_exact, _trailing_blank):
-        keys = [key(line.text) for line in lines]
+        keys = texts if key is _exact else [key(text) for text in texts]  # the forgiving pass only on a miss
         wanted = [key(text) for text in old]
         if hunk.end_of_file:
             at = len(keys) - len(wanted)

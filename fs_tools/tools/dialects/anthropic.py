@@ -23,6 +23,7 @@ from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.dialects.common import canonical
 from fs_tools.tools.edit import EditArgs, EditOutput, run_edit
 from fs_tools.tools.listing import ListArgs, list_directory
+from fs_tools.tools.matching import after_newlines
 from fs_tools.tools.mutation import commit_gated
 from fs_tools.tools.read import ReadArgs, read_lines
 from fs_tools.tools.rendering import snippet_at
@@ -161,7 +162,7 @@ def _insert(ctx: ToolContext, args: TextEditorArgs) -> ToolOutput:
         inserted = text.replace("\r\n", "\n").replace("\n", newline)
         if inserted and not inserted.endswith(newline):
             inserted += newline
-        at = _offset_after(body, after)
+        at = after_newlines(body, 0, after)  # where line after + 1 starts (the end, past the last)
         if at == len(body) and body and not body.endswith("\n"):
             inserted = newline + inserted.removesuffix(newline)  # after a last line without a line break
         new_text = body[:at] + inserted + body[at:]
@@ -194,17 +195,6 @@ def _insert(ctx: ToolContext, args: TextEditorArgs) -> ToolOutput:
         f"{excerpt}{warning}",
         value=value,
     )
-
-
-def _offset_after(text: str, line: int) -> int:
-    """Where line ``line + 1`` starts (the end of the text past the last line)."""
-    at = 0
-    for _ in range(line):
-        found = text.find("\n", at)
-        if found < 0:
-            return len(text)
-        at = found + 1
-    return at
 
 
 TEXT_EDITOR = Tool(

@@ -21,6 +21,7 @@ from fs_tools.errors import (
     Busy,
     EditNotFound,
     HarnessError,
+    HistoryTrimmed,
     InternalError,
     IntroducedSyntaxError,
     InvalidToolOutput,
@@ -288,6 +289,9 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
         "The call did not complete and nothing was half-written; retry once, then report it to the host.",
     ),
     StoreUnavailable: Remedy("Retry the call in a moment; if it keeps failing, tell the user."),
+    HistoryTrimmed: Remedy(
+        "Nothing was changed: rewind to a later mark (history lists the ones kept), or tell the user."
+    ),
     NotFound: Remedy(
         "Check the path with list or glob; to create a file, use write; for an offset, use one within "
         "the file's line count.",

@@ -1,4 +1,5 @@
-"""The ``fs-tools`` command: ``demo``, ``serve``, ``call``, ``schema`` and ``replay``.
+"""The ``fs-tools`` command: ``demo``, ``serve``, ``call``, ``schema``, ``replay``, and the history of
+``call`` sessions: ``checkpoint``, ``history``, ``diff`` and ``rewind``.
 
 The library is imported only by the subcommand that needs it, so ``--help`` and ``--version`` answer
 without loading pydantic, the tools or the MCP SDK.
@@ -155,12 +156,26 @@ def _parser() -> _Parser:
     )
     serve.add_argument("--audit-log", type=Path, help="append one JSON line per tool call to this file")
 
-    call = command("call", [common, workspace], "run one tool call; observations persist between invocations")
-    call.add_argument("--session", help=f"session key: the same key keeps the same observations (${SESSION_ENV})")
-    call.add_argument("--state", type=Path, help=f"observation store (default ${STATE_ENV} or {default_state_file()})")
+    stateful = _Parser(add_help=False)
+    stateful.add_argument("--session", help=f"session key: the same key keeps the same observations (${SESSION_ENV})")
+    stateful.add_argument(
+        "--state", type=Path, help=f"observation store (default ${STATE_ENV} or {default_state_file()})"
+    )
+    call = command("call", [common, workspace, stateful], "run one tool call; observations persist between invocations")
     call.add_argument("--json", action="store_true", help="print the MCP result: isError, content, structuredContent")
     call.add_argument("tool")
     call.add_argument("arguments", nargs="?", default="{}", help="the arguments as a JSON object")
+
+    mark = command("checkpoint", [common, workspace, stateful], "mark this point in a call session's history")
+    mark.add_argument("--label", help="a few words saying what this point is")
+    command("history", [common, workspace, stateful], "list a call session's checkpoints and changes")
+    diff = command("diff", [common, workspace, stateful], "print what a call session changed, as a unified diff")
+    diff.add_argument("--since", metavar="MARK", help="a mark from checkpoint or history (default: every change)")
+    rewind = command("rewind", [common, workspace, stateful], "undo what a call session changed since a mark")
+    rewind.add_argument("mark", help="a mark from checkpoint or history")
+    rewind.add_argument(
+        "--force", action="store_true", help="restore files someone else changed since, too (their change is lost)"
+    )
 
     schema = command("schema", [common, workspace], "print the tool definitions as JSON")
     schema.add_argument(
@@ -216,6 +231,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return _call(args)
     if args.command == "schema":
         return _schema(args)
+    if args.command in ("checkpoint", "history", "diff", "rewind"):
+        return _history(args)
     return _replay(args.log)
 
 
@@ -355,11 +372,7 @@ def _check_http_options(host: str, token: str | None) -> None:
 
 def _call(args: argparse.Namespace) -> int:
     roots, options = _roots(args.root), _workspace_options(args)
-    session = args.session or _env(SESSION_ENV)
-    if session is None:
-        raise _BadSetup(f"no session key: give --session KEY or set ${SESSION_ENV}")
-    state = args.state or _env(STATE_ENV) or default_state_file()
-    _check_outside(Path(state), roots)
+    session, state = _session_state(args, roots)
     with _opened_workspace(roots, store=state, **options) as workspace:
         _keep_contents_in_store(workspace)
         result = workspace.session(session).call(args.tool, args.arguments)
@@ -368,6 +381,55 @@ def _call(args: argparse.Namespace) -> int:
         print(f"error: {result.error.code}", file=sys.stderr)
         return TOOL_ERROR
     return 0
+
+
+def _session_state(args: argparse.Namespace, roots: list[str]) -> tuple[str, Path]:
+    session = args.session or _env(SESSION_ENV)
+    if session is None:
+        raise _BadSetup(f"no session key: give --session KEY or set ${SESSION_ENV}")
+    state = Path(args.state or _env(STATE_ENV) or default_state_file())
+    _check_outside(state, roots)
+    return session, state
+
+
+def _history(args: argparse.Namespace) -> int:
+    """``checkpoint``, ``history``, ``diff`` and ``rewind`` of a ``call`` session (SPEC §16)."""
+    roots, options = _roots(args.root), _workspace_options(args)
+    session_key, state = _session_state(args, roots)
+    with _opened_workspace(roots, store=state, **options) as workspace:
+        session = workspace.session(session_key)
+        try:
+            if args.command == "checkpoint":
+                print(session.checkpoint(args.label))
+            elif args.command == "history":
+                for entry in session.history():
+                    print(_history_line(entry))
+            elif args.command == "diff":
+                sys.stdout.write(session.diff(args.since))
+            else:
+                return _rewound(session, args.mark, args.force)
+        except ValueError as exc:  # an unknown mark
+            raise _BadSetup(str(exc)) from exc
+    return 0
+
+
+def _history_line(entry: Any) -> str:
+    import datetime
+
+    when = datetime.datetime.fromtimestamp(entry.time).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    if entry.kind == "mark":
+        return f"{entry.mark}  {when}  checkpoint" + (f" {entry.label}" if entry.label else "")
+    return f"{entry.mark}  {when}  {entry.tool}  {', '.join(entry.paths)}"
+
+
+def _rewound(session: Any, mark: str, force: bool) -> int:
+    report = session.rewind(mark, force=force)
+    print(report.message)
+    for item in report.skipped:
+        print(f"  {item.path}: {item.code}: {item.message}")
+    if report.code is not None:
+        print(f"error: {report.code}", file=sys.stderr)
+    return TOOL_ERROR if report.is_error else 0
 
 
 def _check_outside(state: Path, roots: list[str]) -> None:

@@ -43,6 +43,7 @@ def run_demo(out: Callable[[str], None] = print) -> int:
         with Workspace(root) as ws:
             session = ws.session("demo")
             out("Workspace: a throwaway directory holding app.py and old_notes.txt; session key 'demo'.")
+            start = session.checkpoint("start of the demo")
             steps = _script(session, root)
             failures = 0
             for title, name, args, expect in steps:
@@ -54,12 +55,33 @@ def run_demo(out: Callable[[str], None] = print) -> int:
                 if got != expect:
                     failures += 1
                     out(f"!!! expected {expect or 'success'}, got {got or 'success'}")
+            failures += _rewind(out, session, root, start)
             out(
                 "\nEvery gate refused what it should, each error said how to recover, and the retry succeeded."
                 if not failures
                 else f"\n{failures} step(s) did not behave as scripted."
             )
             return 1 if failures else 0
+
+
+def _rewind(out: Callable[[str], None], session: Session, root: Path, start: str) -> int:
+    """The host takes the session's changes back, but not over the user's own edit; 1 if it did not."""
+    app = root / "src" / "app.py"
+    app.write_text(app.read_text(encoding="utf-8") + "# the user's own line\n", encoding="utf-8")
+    out("\n── 11. The user adds a line to src/app.py; then the host rewinds the session to its start.")
+    out(f">>> session.rewind({start!r})")
+    report = session.rewind(start)
+    out(textwrap.indent(report.message, "    "))
+    for item in report.skipped:
+        out(textwrap.indent(f"{item.path}: {item.code}: {item.message}", "    "))
+    kept = "# the user's own line" in app.read_text(encoding="utf-8")
+    back = (root / "old_notes.txt").is_file()
+    stale = any(item.path == "src/app.py" and item.code == "FS_STALE_VERSION" for item in report.skipped)
+    out("    old_notes.txt is back; src/app.py keeps the user's line." if kept and back and stale else "")
+    if kept and back and stale:
+        return 0
+    out("!!! expected old_notes.txt restored and src/app.py left as the user changed it")
+    return 1
 
 
 def _script(session: Session, root: Path) -> list[tuple[str, str, Any, str | None]]:

@@ -13,7 +13,8 @@ one is breaking) and ``name`` (the class name). Lower layers state conditions; t
     │   ├── ToolAbortedBeforeDispatch   TOOL_ABORTED_BEFORE_DISPATCH
     │   ├── ToolAborted                 TOOL_ABORTED
     │   ├── InternalError               INTERNAL_ERROR
-    │   └── StoreUnavailable            STORE_UNAVAILABLE
+    │   ├── StoreUnavailable            STORE_UNAVAILABLE
+    │   └── HistoryTrimmed              HISTORY_TRIMMED
     └── FsError                         (the provider and the gates)
         ├── NotFound                    FS_NOT_FOUND
         ├── NotDirectory                FS_NOT_DIRECTORY
@@ -140,6 +141,13 @@ class StoreUnavailable(ToolError):
 
 
 # --- the provider and the gates -----------------------------------------------------------------
+
+
+class HistoryTrimmed(ToolError):
+    """History no longer reaches the mark (or keeps the bytes) a rewind needs: older entries were dropped
+    to keep the history store within its budget."""
+
+    default_code = "HISTORY_TRIMMED"
 
 
 class FsError(HarnessError):

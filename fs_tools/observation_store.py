@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fs_tools.errors import StoreUnavailable
+from fs_tools.history.model import DEFAULT_HISTORY_BYTES
 from fs_tools.provider import VersionCache
 from policy import ABSENT, Observation, Present
 
@@ -55,8 +56,10 @@ class SqliteStore:
     seconds) is a ``STORE_UNAVAILABLE`` error of the call that met it, never an internal error.
 
     ``contents`` keeps recently read file contents (at most ``max_content_bytes``, oldest dropped first),
-    so a stale error in a later process can still say which lines changed. A new store file is created
-    readable by its owner only; contents are kept only in a file nobody else can read.
+    so a stale error in a later process can still say which lines changed; ``history`` keeps the
+    sessions' changes and the contents they replaced (SPEC §16; at most ``max_history_bytes``). A new
+    store file is created readable by its owner only; contents are kept only in a file nobody else can
+    read.
     """
 
     def __init__(
@@ -65,12 +68,18 @@ class SqliteStore:
         *,
         busy_timeout: float = 30.0,
         max_content_bytes: int = DEFAULT_CONTENT_BYTES,
+        max_history_bytes: int = DEFAULT_HISTORY_BYTES,
     ) -> None:
+        from fs_tools.history.sqlite import SqliteHistory
+
         self.path = Path(path)
         self._lock = threading.Lock()
         self._db, private = _open(self.path, busy_timeout)
         self.contents = SqliteContents(
             self._db, self._lock, self.path, max_content_bytes if private else 0, busy_ms=round(busy_timeout * 1000)
+        )
+        self.history = SqliteHistory(
+            self._statement, _text, _from_text, max_bytes=max_history_bytes, keep_bytes=private
         )
 
     def get(self, session: str, key: str) -> Observation | None:
@@ -282,6 +291,9 @@ def _prepare(db: sqlite3.Connection, shown: str) -> None:
             f"not fs-tools' {_COLUMNS}; give fs-tools a file of its own"
         )
     db.executescript(_CONTENTS_SCHEMA)  # a store made before the table existed gains it
+    from fs_tools.history.sqlite import SCHEMA as HISTORY_SCHEMA
+
+    db.executescript(HISTORY_SCHEMA)  # and the history tables
     columns = [row[1] for row in db.execute("PRAGMA table_info(contents)")]
     if columns != _CONTENT_COLUMNS:
         raise ValueError(

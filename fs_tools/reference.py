@@ -312,7 +312,7 @@ class _OpenGate:
     def expect(self, file: FileState) -> str | None:
         return None
 
-    def record(self, key: str, after: Snapshot) -> None:
+    def record(self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()) -> None:
         pass
 
 
@@ -325,6 +325,16 @@ def _busy(s: Scratch) -> ToolResult:
             return s.session.call("write", {"file_path": "notes.txt", "content": "new\n"})
     finally:
         os.close(holder)
+
+
+def _history_trimmed(s: Scratch) -> ToolResult:
+    """A host that offers rewind, with a history budget the session's later writes outgrew."""
+    with Workspace(s.root, tools=["write", "checkpoint", "rewind"], max_history_bytes=600) as workspace:
+        session = workspace.session("docs")
+        mark = session.call("checkpoint", {}).value["mark"]
+        for number in range(4):
+            session.call("write", {"file_path": f"draft{number}.txt", "content": "draft\n" * 20})
+        return session.call("rewind", {"mark": mark})
 
 
 def _store_unavailable(s: Scratch) -> ToolResult:
@@ -394,6 +404,7 @@ ERROR_EXAMPLES: dict[str, Callable[[Scratch], ToolResult]] = {
     "FS_AMBIGUOUS_EDIT": _ambiguous,
     "FS_BUSY": _busy,
     "STORE_UNAVAILABLE": _store_unavailable,
+    "HISTORY_TRIMMED": _history_trimmed,
     "FS_ABORTED": _fs_aborted,
     "FS_NOT_EMPTY": lambda s: s.session.call("delete", {"file_path": "src"}),
     "FS_ALREADY_EXISTS": _already_exists,

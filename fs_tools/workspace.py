@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import difflib
 import functools
+import itertools
 import logging
 import os
 import re
@@ -27,12 +28,14 @@ from fs_tools.errors import (
     ToolAbortedBeforeDispatch,
     UnknownTool,
 )
+from fs_tools.history import DEFAULT_HISTORY_BYTES, HistoryEntry, HistoryStore, MemoryHistory, RewindReport
 from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import DEFAULT_LOCK_SECONDS, CancelToken, FileProvider, Provider
 from fs_tools.result import ToolResult
 from fs_tools.terms import speaking
-from fs_tools.tools import ReadMemory, Tool, ToolContext
+from fs_tools.tools import ReadMemory, Tool, ToolContext, checkpoints
 from fs_tools.tools.dialects import DIALECTS, Dialect
+from fs_tools.tools.rewind import rewind
 from fs_tools.tools.suggest import similar_paths
 from policy import MemoryStore, ObservationStore, ProtectedPaths
 
@@ -119,8 +122,10 @@ class Workspace:
     the lines the edit covers (the result names the lines that did change), where the default,
     ``"strict"``, refuses any change since the read; ``dialect`` offers one model family's own tools
     (``"claude-code"``, ``"anthropic"``, ``"codex"``, ``"gemini"``; SPEC §14) on the same gates, and
-    ``tools`` then names that dialect's tools (``"apply_patch"`` is offered in the default dialect only
-    when named).
+    ``tools`` then names that dialect's tools (``"apply_patch"`` and the history tools ``"checkpoint"``,
+    ``"history"``, ``"diff"`` and ``"rewind"`` are offered in the default dialect only when named);
+    ``max_history_bytes`` bounds the session history the store keeps (SPEC §16; 64 MiB by default, 0
+    keeps none; see ``Session.checkpoint``, ``history``, ``diff`` and ``rewind``).
 
     ``roots`` may also be a provider (``FileProvider(roots, primitives=Primitives.portable())``, or any
     implementation of the ``Provider`` protocol): the workspace serves through it and closes it when it
@@ -151,6 +156,7 @@ class Workspace:
         refuse_syntax_errors: bool = False,
         stale: str = "strict",
         dialect: str = "fs-tools",
+        max_history_bytes: int | None = None,
     ) -> None:
         given: Provider | None = roots if isinstance(roots, Provider) else None
         if given is not None and (max_file_bytes, max_read_bytes, lock_timeout) != (
@@ -175,6 +181,9 @@ class Workspace:
         if stale not in ("strict", "region"):
             raise ValueError(f'Workspace(stale=...) must be "strict" or "region", got {stale!r}')
         self.stale = stale
+        budget = _history_budget(max_history_bytes)
+        self._call_prefix = os.urandom(4).hex()  # call ids stay apart across processes sharing a store
+        self._calls = itertools.count(1)
         self.dialect = _dialect(dialect)
         self.prefix = _checked_prefix(prefix, self.dialect)
         chosen = [dataclasses.replace(tool, name=prefix + tool.name) for tool in _selected_tools(tools, self.dialect)]
@@ -201,9 +210,14 @@ class Workspace:
         if store is None:
             self.store: ObservationStore = MemoryStore()
         elif isinstance(store, str | os.PathLike):
-            self.store = opened = SqliteStore(store)
+            self.store = opened = SqliteStore(store, max_history_bytes=budget)
         else:
             self.store = store
+        kept = getattr(self.store, "history", None)
+        # the store's own history (SQLite's file, a shared backend's), else one in this process
+        self.history: HistoryStore = kept if kept is not None else MemoryHistory(budget)
+        if max_history_bytes is not None:
+            self.history.max_bytes = budget
         try:
             if given is not None:
                 self.provider: Provider = given
@@ -323,22 +337,7 @@ class Workspace:
                 raise ToolAbortedBeforeDispatch(f"the call to {tool_name!r} was cancelled before it started")
             tool = self._tool(name)
             args = validate_arguments(tool.arguments, arguments)
-            context = ToolContext(
-                provider=self.provider,
-                store=self.store,
-                session=session,
-                read_only=self.read_only,
-                protected=self.protected,
-                cancel=cancel,
-                search_seconds=self.search_seconds,
-                reads=self._reads,
-                explain=self._explain,
-                check_placeholders=self.check_placeholders,
-                check_syntax=self.check_syntax,
-                refuse_syntax_errors=self.refuse_syntax_errors,
-                stale=self.stale,
-            )
-            output = tool.run(context, args)
+            output = tool.run(self._context(session, tool_name, cancel), args)
             try:
                 tool.output.model_validate(output.value)  # strict, extra="forbid": the value is exactly the schema's
                 value = output.value
@@ -354,6 +353,26 @@ class Workspace:
             return ToolResult.failure(remediate(exc, self._offered))
         except Exception as exc:
             return ToolResult.failure(internal(exc, tool_name))
+
+    def _context(self, session: str, tool: str, cancel: CancelToken | None) -> ToolContext:
+        return ToolContext(
+            provider=self.provider,
+            store=self.store,
+            session=session,
+            read_only=self.read_only,
+            protected=self.protected,
+            cancel=cancel,
+            search_seconds=self.search_seconds,
+            reads=self._reads,
+            explain=self._explain,
+            check_placeholders=self.check_placeholders,
+            check_syntax=self.check_syntax,
+            refuse_syntax_errors=self.refuse_syntax_errors,
+            stale=self.stale,
+            history=self.history,
+            tool=tool,
+            call=f"{self._call_prefix}-{next(self._calls)}",
+        )
 
     def _with_suggestions(self, exc: NotFound, args: object) -> NotFound:
         """A missing path's error with the closest existing paths (``did_you_mean``) in its details."""
@@ -404,6 +423,14 @@ class Workspace:
 
 _TOOL_NAME_CHARACTERS = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 MAX_TOOL_NAME = 64  # OpenAI's and Gemini's limit on a function name
+
+
+def _history_budget(value: object) -> int:
+    if value is None:
+        return DEFAULT_HISTORY_BYTES
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"Workspace(max_history_bytes=...) must be a whole number of bytes, 0 or more; got {value!r}")
+    return value
 
 
 def _dialect(name: object) -> Dialect:
@@ -519,6 +546,39 @@ class Session:
                 yield await queue.get()
         finally:
             unsubscribe()
+
+    # --- history (SPEC §16) ----------------------------------------------------------------------------
+
+    def checkpoint(self, label: str | None = None) -> str:
+        """A mark of this point in the session's history, for ``diff(since=)`` and ``rewind``: a plain
+        string, valid in a new Workspace on the same store."""
+        if label is not None and not isinstance(label, str):
+            raise ValueError(f"checkpoint(label=...) must be a string or None, not {label!r}")
+        with self.workspace._open_for("session.checkpoint()"):
+            return checkpoints.checkpoint(self._context("checkpoint"), label)
+
+    def history(self) -> list[HistoryEntry]:
+        """The session's marks and changes, oldest first; each entry's ``mark`` is the point to rewind to
+        (a change's: just before it)."""
+        with self.workspace._open_for("session.history()"):
+            return checkpoints.listing(self._context("history"))
+
+    def diff(self, since: str | None = None) -> str:
+        """A unified diff (``patch -p1`` applies it) of what this session changed since the mark ``since``
+        (None: since its first recorded change); a one-line ``ValueError`` for an unknown mark."""
+        with self.workspace._open_for("session.diff()"):
+            return checkpoints.diff(self._context("diff"), since)
+
+    def rewind(self, mark: str, *, force: bool = False) -> RewindReport:
+        """Restore every path this session changed since ``mark``, atomically per file; a path someone
+        else changed since the session's last change to it is left as it is (``FS_STALE_VERSION`` in
+        ``.skipped``) unless ``force``. A one-line ``ValueError`` for an unknown mark; ``.code`` is
+        ``HISTORY_TRIMMED`` (and nothing is touched) when history no longer reaches it."""
+        with self.workspace._open_for("session.rewind()"):
+            return rewind(self._context("rewind"), mark, force=force, forcing="a forced rewind restores it anyway")
+
+    def _context(self, tool: str) -> ToolContext:
+        return self.workspace._context(self.key, tool, None)
 
     def forget(self, path: str | None = None) -> None:
         """Drop this session's observation of ``path`` (as the tools take it), or all of them."""

@@ -737,7 +737,7 @@ def test_tools_selects_what_is_listed_and_dispatched(root: Path) -> None:
         (
             ["read", "reed"],
             "Workspace(tools=...): unknown tool 'reed'; valid names: read, write, edit, multi_edit, list, glob, grep, "
-            "read_many, stat, move, delete, create_directory, apply_patch",
+            "read_many, stat, move, delete, create_directory, apply_patch, checkpoint, history, diff, rewind",
         ),
         ("read", "Workspace(tools=...) takes a list of tool names, not the string 'read'"),
     ],

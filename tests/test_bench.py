@@ -64,6 +64,6 @@ def test_the_smoke_run_writes_every_section(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads(out.read_text())["rows"]
     sections = {row["section"] for row in rows}
-    assert {"1 raw baseline", "2 gate overhead", "4 search"} <= sections
+    assert {"1 raw baseline", "2 gate overhead", "4 search", "8 history"} <= sections
     assert all(row["ratio"] is None or row["ratio"] > 0 for row in rows)
     assert "| section | workload |" in done.stdout

@@ -80,7 +80,9 @@ def test_provider_commit_with_a_set_token_raises_fs_aborted(root: Path, workspac
         def expect(self, file: FileState) -> str | None:
             return version
 
-        def record(self, key: str, after: Snapshot) -> None:
+        def record(
+            self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()
+        ) -> None:
             raise AssertionError("an aborted commit records nothing")
 
     with pytest.raises(Aborted) as caught:

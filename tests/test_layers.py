@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("fs_tools.errors", "fs_tools.names", "fs_tools.terms"),
     ("fs_tools.result", "fs_tools.arguments", "policy"),
     ("fs_tools.provider",),
-    ("fs_tools.observation_store", "fs_tools.watcher"),
+    ("fs_tools.observation_store", "fs_tools.history", "fs_tools.watcher"),
     ("fs_tools.tools",),
     ("fs_tools.boundary", "fs_tools.diagnostics", "fs_tools.presenters"),
     ("fs_tools.workspace",),

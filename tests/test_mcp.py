@@ -141,6 +141,35 @@ def test_stdio_server_offers_only_the_tools_asked_for(root: Path) -> None:
     assert not (root / "new.txt").exists()
 
 
+def test_a_stdio_client_rewinds_only_when_the_host_names_the_history_tools(root: Path) -> None:
+    (root / "app.py").write_text(APP)
+    tools = "read,edit,checkpoint,history,diff,rewind"
+
+    async def run() -> None:
+        async with stdio_client(_stdio_params(root)) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            assert not {"checkpoint", "rewind"} & {tool.name for tool in (await s.list_tools()).tools}
+        async with stdio_client(_stdio_params(root, "--tools", tools)) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            listed = {tool.name: tool for tool in (await s.list_tools()).tools}
+            assert set(listed) == set(tools.split(","))
+            assert "force" not in listed["rewind"].input_schema["properties"]  # the host's decision only
+            mark = (await s.call_tool("checkpoint", {"label": "start"})).structured_content["mark"]  # type: ignore[index]
+            assert _code(await s.call_tool("read", {"file_path": "app.py"})) is None
+            assert (
+                _code(await s.call_tool("edit", {"file_path": "app.py", "old_string": "hi ", "new_string": "yo "}))
+                is None
+            )
+            diff = await s.call_tool("diff", {"since": mark})
+            assert "-" in diff.content[0].text and "+++ b/app.py" in diff.content[0].text  # type: ignore[union-attr]
+            rewound = await s.call_tool("rewind", {"mark": mark})
+            assert _code(rewound) is None and "Restored 1 path" in rewound.content[0].text  # type: ignore[union-attr]
+            assert _code(await s.call_tool("rewind", {"mark": "m1"})) == "INVALID_ARGS"
+
+    asyncio.run(run())
+    assert (root / "app.py").read_text() == APP
+
+
 def test_serve_prefix_publishes_and_answers_the_prefixed_names(root: Path) -> None:
     (root / "app.py").write_text(APP)
 

@@ -76,8 +76,12 @@ class Gate(Protocol):
         """The version the file must still have (None: it must not exist); raise to refuse."""
         ...
 
-    def record(self, key: str, after: Snapshot) -> None:
-        """The commit is published; called under the file's lock, before any other call may see it."""
+    def record(
+        self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()
+    ) -> None:
+        """The commit is published; called under the file's lock, before any other call may see it.
+        ``before`` is the file it replaced, as verified (None: the commit created it); ``made`` the keys
+        of the parent directories made for it, outermost first."""
         ...
 
 
@@ -89,8 +93,9 @@ class RemoveGate(Protocol):
         removed as they are); raise to refuse."""
         ...
 
-    def removed(self, key: str) -> None:
-        """The entry is gone; called under its lock."""
+    def removed(self, key: str, *, before: Snapshot | None = None) -> None:
+        """The entry is gone; called under its lock. ``before`` is a regular file's last snapshot, as
+        verified (its bytes empty when over the whole-file limit); None for any other kind."""
         ...
 
 
@@ -116,8 +121,19 @@ class MoveGate(Protocol):
         """Whether ``check_inside`` needs to see every entry below a moved directory."""
         ...
 
-    def moved(self, source_key: str, destination_key: str, kind: str) -> None:
-        """The move of an entry of ``kind`` is done; called under both locks."""
+    def moved(
+        self,
+        source_key: str,
+        destination_key: str,
+        kind: str,
+        *,
+        moved: Snapshot | None = None,
+        replaced: Snapshot | None = None,
+        made: tuple[str, ...] = (),
+    ) -> None:
+        """The move of an entry of ``kind`` is done; called under both locks. ``moved`` is a regular file's
+        snapshot and ``replaced`` the file it replaced at the destination, as verified (bytes empty when
+        over the whole-file limit); ``made`` the keys of the destination's parent directories made."""
         ...
 
 
@@ -217,7 +233,7 @@ class Provider(Protocol):
 
     def stat(self, path: str) -> Status: ...
 
-    def make_directory(self, path: str, gate: Callable[[FileState], None]) -> bool: ...
+    def make_directory(self, path: str, gate: Callable[[FileState], None]) -> tuple[str, ...]: ...
 
     def remove(self, path: str, gate: RemoveGate, *, cancel: CancelToken | None = None) -> str: ...
 

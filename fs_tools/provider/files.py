@@ -226,7 +226,8 @@ class FileProvider:
         ``content`` is the new bytes (a write), or a function of the current snapshot (an edit: the file
         must exist, and its bytes are read under the lock and checked against the expected version before
         the function runs). Missing parent directories of a new file are created, and removed again if the
-        commit fails. ``gate.record`` learns the new version before the file's lock is released."""
+        commit fails. ``gate.record`` learns the new version before the file's lock is released, with the
+        bytes it replaced (as verified under the lock) and the directories made for it."""
         display = path_label(path)
         with os_errors(display), contextlib.ExitStack() as stack:
             target = stack.enter_context(self._resolve(path))
@@ -244,8 +245,8 @@ class FileProvider:
                         before = self._current(target, expected)
                     data = content if isinstance(content, bytes) else content(before)  # type: ignore[arg-type]
                     _check_cancel(cancel, f"writing {display!r}")
-                    after = self._commit(target, data, expected=expected, basis=before, cancel=cancel)
-                    gate.record(target.key, after)
+                    after, replaced, made = self._commit(target, data, expected=expected, basis=before, cancel=cancel)
+                    gate.record(target.key, after, before=replaced, made=made)
                     return after
             except BaseException:
                 target.remove_created_directories()  # a failed create leaves no empty directories behind
@@ -349,17 +350,17 @@ class FileProvider:
                 current.st_mtime_ns,
             )
 
-    def make_directory(self, path: str, gate: Callable[[FileState], None]) -> bool:
-        """Make the directory ``path`` and its missing parents; False when it already is one (an existing
-        non-directory is FS_NOT_DIRECTORY). ``gate`` sees the directory first, and may refuse. A failed
-        call leaves no directory it made."""
+    def make_directory(self, path: str, gate: Callable[[FileState], None]) -> tuple[str, ...]:
+        """Make the directory ``path`` and its missing parents; returns the keys of the directories made,
+        outermost first (none when it already is one; an existing non-directory is FS_NOT_DIRECTORY).
+        ``gate`` sees the directory first, and may refuse. A failed call leaves no directory it made."""
         display = path_label(path)
         bare = _without_trailing_slashes(path)
         with os_errors(display), contextlib.ExitStack() as stack:
             target = stack.enter_context(self._resolve(bare))
             gate(dataclasses.replace(self._state(target), kind=DIRECTORY))  # judged as the directory
             if target.name is None:  # the root, or a path that names an existing directory through '..'
-                return False
+                return ()
             if target.dir_fd is None:
                 target = stack.enter_context(self._resolver.resolve(bare, create_parents=True, stage=False))
                 gate(dataclasses.replace(self._state(target), kind=DIRECTORY))
@@ -369,7 +370,7 @@ class FileProvider:
             except FileExistsError:
                 current = target.leaf_stat()
                 if current is not None and stat.S_ISDIR(current.st_mode):
-                    return False
+                    return ()
                 target.remove_created_directories()
                 raise NotDirectory(
                     f"{display!r} already exists and is not a directory", details={"reason": "exists"}
@@ -379,7 +380,7 @@ class FileProvider:
                 raise
             _sync_created_directories(target)
             _sync_directory(target.dir_fd, display)
-            return True
+            return (*target.made_keys(), target.key)
 
     def remove(self, path: str, gate: RemoveGate, *, cancel: CancelToken | None = None) -> str:
         """Remove the entry at ``path``: a regular file only while it is at the version ``gate.expect``
@@ -400,12 +401,16 @@ class FileProvider:
             with self._locks.hold(target.key, cancel=cancel, display=display):
                 _check_cancel(cancel, f"deleting {display!r}")
                 with directory_lock(target.dir_fd, self.lock_timeout, cancel, display):
-                    kind = self._remove_locked(target, state.kind, expected, cancel)
-                gate.removed(target.key)
+                    kind, removed = self._remove_locked(target, state.kind, expected, cancel)
+                gate.removed(target.key, before=removed)
             _sync_directory(target.dir_fd, display)
             return kind
 
-    def _remove_locked(self, target: Resolved, kind: str, expected: str | None, cancel: CancelToken | None) -> str:
+    def _remove_locked(
+        self, target: Resolved, kind: str, expected: str | None, cancel: CancelToken | None
+    ) -> tuple[str, Snapshot | None]:
+        """Remove the entry under the directory's lock: the kind removed, and a regular file's snapshot
+        as verified (its bytes empty when over the whole-file limit)."""
         display = target.display
         dir_fd, name = target.dir_fd, target.name
         assert dir_fd is not None and name is not None
@@ -423,20 +428,20 @@ class FileProvider:
                 count = _count_entries(dir_fd, name)  # what killed writers left there is swept, not counted
                 if count == 0:
                     os.rmdir(name, dir_fd=dir_fd)
-                    return kind
+                    return kind, None
                 raise NotEmpty(
                     f"{display!r} is a directory with {count:,} entr{'y' if count == 1 else 'ies'}; "
                     "only an empty directory is deleted",
                     details={"entries": count},
                 ) from exc
-            return kind
+            return kind, None
         if kind != FILE or expected is None:  # a symlink: the link itself goes, never its target
             os.unlink(name, dir_fd=dir_fd)
-            return kind
+            return kind, None
         verified = self._verified(target, now, expected)
         _check_cancel(cancel, f"deleting {display!r}")
         self._unlink_verified(dir_fd, name, verified, display)
-        return kind
+        return kind, verified
 
     def _unlink_verified(self, dir_fd: int, name: str, verified: Snapshot, display: str) -> None:
         """Unlink ``name``, proving that what goes is the verified version: the file is first renamed to
@@ -622,7 +627,7 @@ class FileProvider:
                     )
             if across:
                 self._move_across(src, dst, kind, verified, expected_dst, replaced, cancel)
-            gate.moved(src.key, dst.key, kind)
+            gate.moved(src.key, dst.key, kind, moved=verified, replaced=replaced, made=dst.made_keys())
 
     def _rename(self, src: Resolved, dst: Resolved, kind: str, replaced: Snapshot | None) -> None:
         """Rename ``src`` to ``dst``: without replacing anything, or — over the verified ``replaced`` —
@@ -699,7 +704,7 @@ class FileProvider:
         assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
         st = verified.stat
         keep = (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
-        written = self._publish(dst, verified.data, keep, expected=expected_dst, basis=None, cancel=cancel)
+        written, _ = self._publish(dst, verified.data, keep, expected=expected_dst, basis=None, cancel=cancel)
         try:
             with directory_lock(src.dir_fd, self.lock_timeout, cancel, src.display):
                 self._unlink_verified(src.dir_fd, src.name, verified, src.display)
@@ -904,9 +909,10 @@ class FileProvider:
         basis: Snapshot | None = None,
         cancel: CancelToken | None = None,
         attempt: int = 0,
-    ) -> Snapshot:
+    ) -> tuple[Snapshot, Snapshot | None, tuple[str, ...]]:
         """Atomically replace the file if it is still at version ``expected``, or create it if ``expected``
-        is None and it still does not exist; ``FS_STALE_VERSION`` otherwise.
+        is None and it still does not exist; ``FS_STALE_VERSION`` otherwise. Returns the new snapshot,
+        the one it replaced (None for a new file) and the keys of the parent directories it made.
 
         The caller holds ``self._locks.hold(target.key)``. ``basis`` is a snapshot already taken under
         that lock; the last check, under the directory's OS lock, trusts an unchanged stat of it only
@@ -929,13 +935,13 @@ class FileProvider:
         if cancel is not None and cancel.is_set():
             raise Aborted(f"writing {display!r} was cancelled before anything was written")
         keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
-        new_stat = self._publish(target, data, keep, expected=expected, basis=basis, cancel=cancel)
+        new_stat, replaced = self._publish(target, data, keep, expected=expected, basis=basis, cancel=cancel)
         _sync_created_directories(target)
         if target.staged is not None and not target.staged.published:
             return self._publish_staging(target, data, new_stat, cancel, attempt)
         snap = Snapshot(data=data, version=version_of(data), stat=new_stat)
         self._cache.put(snap.version, data)
-        return snap
+        return snap, replaced, target.made_keys()
 
     def _publish_staging(
         self,
@@ -944,7 +950,7 @@ class FileProvider:
         written: os.stat_result,
         cancel: CancelToken | None,
         attempt: int,
-    ) -> Snapshot:
+    ) -> tuple[Snapshot, Snapshot | None, tuple[str, ...]]:
         """The new file is complete inside its staged parent directories: publish the whole chain under
         its name by one no-replace rename. If a directory of that name appeared meanwhile (another
         writer creating a sibling), take the file out and commit it again into what is there now."""
@@ -973,7 +979,7 @@ class FileProvider:
                 log.warning("directory fsync after creating %r failed: errno %s", display, exc.errno)
             snap = Snapshot(data=data, version=version_of(data), stat=written)
             self._cache.put(snap.version, data)
-            return snap
+            return snap, None, target.made_keys()
         _withdraw_staged(target)
         if attempt >= 3:
             raise IoError(
@@ -1051,19 +1057,21 @@ class FileProvider:
         expected: str | None,
         basis: Snapshot | None,
         cancel: CancelToken | None,
-    ) -> os.stat_result:
+    ) -> tuple[os.stat_result, Snapshot | None]:
         """Write a complete temp file, then — holding the directory's OS lock, which other processes and
         other workspaces respect too — re-check the expectation and rename it into place.
 
         ``keep`` is the replaced file's (mode, uid, gid), less the set-user-ID and set-group-ID bits
         (cleared as the kernel clears them when a file's content is written); a new file is created
         with mode 0o666 and the kernel applies the process umask, which is never read or changed here.
+        Returns the temp's stat and the snapshot of the file it replaced, as verified (None: created).
         """
         display = target.display
         dir_fd, name = target.dir_fd, target.name
         assert dir_fd is not None and name is not None
         temp: str | None = None
         published = False
+        verified: Snapshot | None = None
         try:
             if target.staged is None:
                 self._sweeper.sweep(dir_fd)
@@ -1109,7 +1117,7 @@ class FileProvider:
             os.fsync(dir_fd)
         except OSError as exc:  # the rename is done; some filesystems cannot sync a directory
             log.warning("directory fsync after writing %r failed: errno %s", display, exc.errno)
-        return written
+        return written, verified
 
     def _replace(
         self, dir_fd: int, temp: str, name: str, verified: Snapshot, ours: os.stat_result, display: str

@@ -91,6 +91,7 @@ class Resolved:
     created: list[tuple[int, str]] = field(default_factory=list, repr=False)  # (parent fd, name) we made
     staged: Staging | None = field(default=None, repr=False)
     display: str = field(default="", repr=False)  # the path as the caller gave it, for messages
+    made: list[int] = field(default_factory=list, repr=False)  # the indices in parts of the directories we made
 
     @functools.cached_property
     def key(self) -> str:
@@ -111,6 +112,14 @@ class Resolved:
             return os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
         except FileNotFoundError:
             return None
+
+    def made_keys(self) -> tuple[str, ...]:
+        """The keys of the parent directories this resolution made, outermost first (once published: a
+        staged chain is all ours)."""
+        made = list(self.made)
+        if self.staged is not None and made:  # every directory below the staged one was made inside it
+            made = list(range(made[0], len(self.parts) - 1))
+        return tuple(os.path.join(self.root.real, *self.parts[: index + 1]) for index in made)
 
     def remove_created_directories(self) -> None:
         """Undo the parent directories this resolution created, deepest first, where still empty (and a
@@ -216,6 +225,7 @@ class Resolver:
         owned: list[int] = []
         names: list[str] = []
         created: list[tuple[int, str]] = []
+        made: list[int] = []
         staged: Staging | None = None
         hops = 0
         try:
@@ -240,7 +250,7 @@ class Resolver:
                     st = os.stat(comp, dir_fd=cur, follow_symlinks=False)
                 except FileNotFoundError:
                     if is_leaf:
-                        return Resolved(root, (*names, comp), comp, cur, owned, created, staged)
+                        return Resolved(root, (*names, comp), comp, cur, owned, created, staged, made=made)
                     if ".." in pending:
                         if _climbs_above(len(names) + 1, list(pending)):
                             raise SandboxDenied(
@@ -257,15 +267,17 @@ class Resolver:
                         return Resolved(root, tail, tail[-1] if not must_be_dir else None, None, [])
                     if stage and staged is None:
                         staged, fd = _stage(cur, comp)
+                        made.append(len(names))
                         owned.append(fd)
                         names.append(comp)
                         continue
                     if _make_directory(cur, comp):  # not one another writer made meanwhile
                         created.append((cur, comp))
+                        made.append(len(names))
                     pending.appendleft(comp)
                     continue
                 if stat.S_ISLNK(st.st_mode) and is_leaf and not follow_leaf:
-                    return Resolved(root, (*names, comp), comp, cur, owned, created, staged)
+                    return Resolved(root, (*names, comp), comp, cur, owned, created, staged, made=made)
                 if stat.S_ISLNK(st.st_mode):
                     hops += 1
                     if hops > MAX_SYMLINK_HOPS:
@@ -276,7 +288,7 @@ class Resolver:
                     root, names, owned = self._splice_link(root, names, owned, cur, comp, pending, display)
                     continue
                 if is_leaf:
-                    return Resolved(root, (*names, comp), comp, cur, owned, created, staged)
+                    return Resolved(root, (*names, comp), comp, cur, owned, created, staged, made=made)
                 if not stat.S_ISDIR(st.st_mode):
                     raise NotDirectory(
                         f"{display!r}: {'/'.join([*names, comp])!r} is not a directory",
@@ -290,7 +302,7 @@ class Resolver:
                 owned.append(_open_directory(cur, comp, display))
                 names.append(comp)
             cur = owned[-1] if owned else root.fd
-            return Resolved(root, tuple(names), None, cur, owned, created, staged)
+            return Resolved(root, tuple(names), None, cur, owned, created, staged, made=made)
         except BaseException:
             for parent, name in reversed(created):
                 with contextlib.suppress(OSError):

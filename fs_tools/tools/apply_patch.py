@@ -104,7 +104,9 @@ class _CheckOnly:
         expected = self.inner.expect(file)
         raise _Checked(file, expected)
 
-    def record(self, key: str, after: Snapshot) -> None:  # pragma: no cover - expect always raises
+    def record(  # pragma: no cover - expect always raises
+        self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()
+    ) -> None:
         raise AssertionError("a check-only gate never commits")
 
 
@@ -116,7 +118,7 @@ class _RemoveCheckOnly:
         expected = self.inner.expect(file)
         raise _Checked(file, expected)
 
-    def removed(self, key: str) -> None:  # pragma: no cover - expect always raises
+    def removed(self, key: str, *, before: Snapshot | None = None) -> None:  # pragma: no cover - never called
         raise AssertionError("a check-only gate never removes")
 
 

@@ -9,6 +9,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from fs_tools.arguments import ToolArgs, ToolOutputModel, published_schema
 from fs_tools.errors import Aborted, HarnessError
+from fs_tools.history.model import HistoryStore
 from fs_tools.provider import CancelToken, Provider
 from policy import ObservationStore, ProtectedPaths
 
@@ -50,6 +51,9 @@ class ToolContext:
     check_syntax: bool = True  # report the syntax errors a change introduces (SPEC §15)
     refuse_syntax_errors: bool = False  # ... and refuse the change instead
     stale: str = "strict"  # "region": an edit of lines that did not change since the read goes through
+    history: HistoryStore | None = None  # where the session's committed changes are recorded (SPEC §16)
+    tool: str = ""  # the tool called, as the model named it (what history records)
+    call: str = ""  # this call's id: one call's changes (apply_patch's files) share it
 
     def changed(self, key: str) -> None:
         """The session changed ``key``: its next read shows the whole text again."""

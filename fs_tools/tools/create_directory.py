@@ -9,9 +9,10 @@ from pydantic import Field
 
 from fs_tools.arguments import EntryPath, ToolArgs, ToolOutputModel
 from fs_tools.errors import path_label
+from fs_tools.history.model import DIR, Effect
 from fs_tools.provider import FileState
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import check_configuration
+from fs_tools.tools.mutation import check_configuration, record_change
 from fs_tools.tools.presenting import short, text_of
 
 
@@ -28,7 +29,9 @@ def run_create_directory(ctx: ToolContext, args: CreateDirectoryArgs) -> ToolOut
     def gate(directory: FileState) -> None:
         check_configuration(ctx, directory)
 
-    created = ctx.provider.make_directory(args.path, gate)
+    made = ctx.provider.make_directory(args.path, gate)
+    record_change(ctx, [Effect(directory, None, DIR) for directory in made])
+    created = bool(made)
     label = path_label(args.path)
     text = f"Created the directory {label!r}." if created else f"The directory {label!r} already exists."
     return ToolOutput(text=text, value={"path": args.path, "created": created})

@@ -9,9 +9,17 @@ from pydantic import Field
 
 from fs_tools.arguments import EntryPath, ToolArgs, ToolOutputModel
 from fs_tools.errors import path_label
-from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState
+from fs_tools.history.model import Effect
+from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState, Snapshot
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import check_configuration, observed_version, record_observations, refuse_if_vanished
+from fs_tools.tools.mutation import (
+    check_configuration,
+    observed_version,
+    record_change,
+    record_observations,
+    refuse_if_vanished,
+    state_of,
+)
 from fs_tools.tools.presenting import short, text_of
 from policy import ABSENT, Intent
 
@@ -25,16 +33,20 @@ class RemovalGate:
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
         self.display = ""
+        self.kind = ""
+        self.expected: str | None = None
 
     def expect(self, file: FileState) -> str | None:
-        self.display = file.display
+        self.display, self.kind = file.display, file.kind
         check_configuration(self.ctx, file)
         refuse_if_vanished(self.ctx, file)
         if file.kind != FILE:
             return None
-        return observed_version(self.ctx, Intent.DELETE, file)
+        self.expected = observed_version(self.ctx, Intent.DELETE, file)
+        return self.expected
 
-    def removed(self, key: str) -> None:
+    def removed(self, key: str, *, before: Snapshot | None = None) -> None:
+        record_change(self.ctx, [Effect(key, state_of(self.kind, before, self.expected), None)], before)
         record_observations(self.ctx, {key: ABSENT}, f"{self.display!r} was deleted")
 
 

@@ -10,9 +10,16 @@ from pydantic import Field
 
 from fs_tools.arguments import EntryPath, FilePath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import path_label
-from fs_tools.provider import DIRECTORY, FILE, FileState
+from fs_tools.history.model import DIR, Effect, Move, Step
+from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import check_configuration, observed_version, record_observations, refuse_if_vanished
+from fs_tools.tools.mutation import (
+    check_configuration,
+    observed_version,
+    record_change,
+    record_observations,
+    refuse_if_vanished,
+)
 from fs_tools.tools.presenting import short, text_of
 from policy import ABSENT, Intent, Observation, Present
 
@@ -26,6 +33,7 @@ class MovingGate:
         self.ctx = ctx
         self.version: str | None = None
         self.replaced = False
+        self.replaced_version: str | None = None
 
     def expect_source(self, file: FileState) -> str | None:
         check_configuration(self.ctx, file)
@@ -38,7 +46,8 @@ class MovingGate:
     def expect_destination(self, file: FileState) -> str | None:
         check_configuration(self.ctx, file)
         self.replaced = file.exists  # a move that succeeds replaced it (without overwrite it is refused)
-        return observed_version(self.ctx, Intent.REPLACE, file) if file.exists else None
+        self.replaced_version = observed_version(self.ctx, Intent.REPLACE, file) if file.exists else None
+        return self.replaced_version
 
     @property
     def checks_inside(self) -> bool:
@@ -48,8 +57,21 @@ class MovingGate:
         check_configuration(self.ctx, source)
         check_configuration(self.ctx, destination)
 
-    def moved(self, source_key: str, destination_key: str, kind: str) -> None:
+    def moved(
+        self,
+        source_key: str,
+        destination_key: str,
+        kind: str,
+        *,
+        moved: Snapshot | None = None,
+        replaced: Snapshot | None = None,
+        made: tuple[str, ...] = (),
+    ) -> None:
         store, session = self.ctx.store, self.ctx.session
+        steps: list[Step] = [Effect(directory, None, DIR) for directory in made]
+        version = self.version if kind == FILE else None
+        steps.append(Move(source_key, destination_key, kind, version, self.replaced_version))
+        record_change(self.ctx, steps, moved, replaced)
 
         def followed() -> dict[str, Observation]:
             """The session's observations after the move: each follows its file, the old paths absent."""

@@ -4,16 +4,20 @@ gate, asked by the provider at the right moments, and the session's ledger updat
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from fs_tools.errors import FsError, NotFound, NotObserved, SandboxDenied, StaleVersion, StoreUnavailable
-from fs_tools.provider import DIRECTORY, FileState, Snapshot
+from fs_tools.history.model import DIR, LINK, OTHER, Effect, State, Step
+from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState, Snapshot
 from fs_tools.tools.base import ToolContext
 from policy import Deny, Intent, Observation, Present, Refusal, decide, decide_mutation_allowed
 
 # Given the file's current snapshot, the bytes to commit (an edit).
 Produce = Callable[[Snapshot], bytes]
+
+log = logging.getLogger("fs_tools.history")
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,13 @@ class SessionGate:
         self.expected = decision.expect.version if isinstance(decision.expect, Present) else None
         return self.expected
 
-    def record(self, key: str, after: Snapshot) -> None:
+    def record(
+        self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()
+    ) -> None:
+        was = before.version if before is not None else self.expected  # a version the gate knew, bytes unread
+        steps: list[Step] = [Effect(directory, None, DIR) for directory in made]
+        steps.append(Effect(key, was, after.version))
+        record_change(self.ctx, steps, before, after)
         record_observations(self.ctx, {key: Present(after.version)}, f"{self.display!r} was written")
 
     def refusal(self) -> FsError | None:
@@ -82,6 +92,33 @@ def commit_gated(
             raise
         raise refusal from exc
     return Committed(after=after, created=gate.expected is None)
+
+
+def record_change(ctx: ToolContext, steps: Sequence[Step], *snapshots: Snapshot | None) -> None:
+    """Record a committed change in the session's history, with the bytes of the snapshots it names.
+
+    The change is made: a history store that fails is logged, never the call's error. What it leaves
+    out cannot be clobbered by a rewind: the next recorded change of that file does not start where
+    the last recorded one ended, or the file is not at the version recorded last, and either way a
+    rewind leaves it as it is."""
+    if ctx.history is None or not steps:
+        return
+    blobs = {
+        snap.version: snap.data
+        for snap in snapshots
+        if snap is not None and len(snap.data) == snap.stat.st_size  # empty when too large to keep
+    }
+    try:
+        ctx.history.append(ctx.session, tool=ctx.tool, call=ctx.call, label=None, steps=steps, blobs=blobs)
+    except StoreUnavailable as exc:
+        log.error("a change by %r (%s) was made but not recorded in history: %s", ctx.session, ctx.tool, exc)
+
+
+def state_of(kind: str, snap: Snapshot | None, version: str | None = None) -> State:
+    """What history calls an entry of ``kind``: a regular file by its version, else its kind."""
+    if kind == FILE:
+        return snap.version if snap is not None else version
+    return {DIRECTORY: DIR, SYMLINK: LINK}.get(kind, OTHER)
 
 
 def refuse_if_vanished(ctx: ToolContext, file: FileState) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from fs_tools.tools import ALL_TOOLS, Tool
 from fs_tools.tools.apply_patch import APPLY_PATCH
+from fs_tools.tools.checkpoints import CHECKPOINT, DIFF, HISTORY, REWIND
 from fs_tools.tools.dialects import anthropic, claude_code, codex, gemini
 
 
@@ -25,7 +26,9 @@ class Dialect:
     extras: tuple[Tool[Any], ...] = ()  # offered only when named in tools=
 
 
-FS_TOOLS = Dialect("fs-tools", "fs-tools' own tools (SPEC §7 and §13)", ALL_TOOLS, (APPLY_PATCH,))
+FS_TOOLS = Dialect(
+    "fs-tools", "fs-tools' own tools (SPEC §7 and §13)", ALL_TOOLS, (APPLY_PATCH, CHECKPOINT, HISTORY, DIFF, REWIND)
+)
 CLAUDE_CODE = Dialect("claude-code", "Claude Code's Read, Write, Edit, MultiEdit, Glob, Grep and LS", claude_code.TOOLS)
 
 ANTHROPIC = Dialect("anthropic", "Anthropic's text editor tool, str_replace_based_edit_tool", anthropic.TOOLS)

@@ -1,0 +1,225 @@
+"""The vocabulary of a session's history: what one committed change did to each path, the entries a
+store keeps, the marks a host rewinds to, and the protocol every history store implements."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import xxhash
+
+DEFAULT_HISTORY_BYTES = 64 << 20
+
+# What a path holds, as far as history is concerned: None (nothing), a regular file by its version (the
+# hex xxh3_128 of its bytes), or one of these kinds (never a version: a version is 32 hex digits).
+State = str | None
+DIR = "directory"
+LINK = "symlink"
+OTHER = "special file"
+
+
+def is_version(state: State) -> bool:
+    return state is not None and state not in (DIR, LINK, OTHER)
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One path went from ``before`` to ``after`` (a write, an edit, a create, a delete, a directory
+    made or removed)."""
+
+    key: str
+    before: State
+    after: State
+
+
+@dataclass(frozen=True)
+class Move:
+    """An entry moved from ``source`` to ``destination``: a regular file at ``version``, or a directory
+    or a symlink whole; ``replaced`` is the version of a file it replaced at the destination."""
+
+    source: str
+    destination: str
+    kind: str  # the provider's kind: FILE, DIRECTORY or SYMLINK
+    version: str | None = None
+    replaced: str | None = None
+
+    @property
+    def is_file(self) -> bool:
+        return self.version is not None
+
+
+Step = Effect | Move
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One recorded entry of a session: a mark (``label``, no steps) or a change (``tool`` and steps)."""
+
+    seq: int
+    session: str
+    time: float
+    tool: str | None = None
+    call: str | None = None
+    label: str | None = None
+    steps: tuple[Step, ...] = ()
+
+    @property
+    def is_mark(self) -> bool:
+        return self.tool is None
+
+    def paths(self) -> list[str]:
+        keys: list[str] = []
+        for step in self.steps:
+            keys.extend((step.key,) if isinstance(step, Effect) else (step.source, step.destination))
+        return list(dict.fromkeys(keys))
+
+    def versions(self) -> set[str]:
+        """Every file version the entry names: the bytes a diff or a rewind may need."""
+        found: set[str] = set()
+        for step in self.steps:
+            states = (step.before, step.after) if isinstance(step, Effect) else (step.version, step.replaced)
+            found.update(state for state in states if is_version(state))  # type: ignore[misc]
+        return found
+
+
+def encode_steps(steps: Sequence[Step]) -> list[list[object]]:
+    return [
+        ["e", step.key, step.before, step.after]
+        if isinstance(step, Effect)
+        else ["m", step.source, step.destination, step.kind, step.version, step.replaced]
+        for step in steps
+    ]
+
+
+def decode_steps(rows: Sequence[Sequence[object]]) -> tuple[Step, ...]:
+    steps: list[Step] = []
+    for row in rows:
+        if row[0] == "e":
+            steps.append(Effect(str(row[1]), _state(row[2]), _state(row[3])))
+        else:
+            steps.append(Move(str(row[1]), str(row[2]), str(row[3]), _state(row[4]), _state(row[5])))
+    return tuple(steps)
+
+
+def _state(value: object) -> State:
+    return None if value is None else str(value)
+
+
+def entry_size(steps: Sequence[Step], label: str | None) -> int:
+    """What an entry costs the budget besides its bytes: a fixed part and its paths."""
+    paths = sum(
+        len(step.key) if isinstance(step, Effect) else len(step.source) + len(step.destination) for step in steps
+    )
+    return 96 + 48 * len(steps) + paths + len(label or "")
+
+
+# --- marks ----------------------------------------------------------------------------------------------
+
+_MARK = re.compile(r"m(\d{1,18})-([0-9a-f]{8})")
+
+
+def _owner(session: str) -> str:
+    return xxhash.xxh3_64_hexdigest(session.encode("utf-8", "surrogatepass"))[:8]
+
+
+def make_mark(session: str, position: int) -> str:
+    """The mark of a point in ``session``'s history: after the store's entry ``position``."""
+    return f"m{position}-{_owner(session)}"
+
+
+def parse_mark(session: str, mark: object, latest: int) -> int:
+    """The position a mark names; a one-line ``ValueError`` for anything that is not a mark of this
+    session in this store."""
+    if not isinstance(mark, str):
+        raise ValueError(f"a mark is a string such as 'm12-1a2b3c4d' (from checkpoint() or history()), not {mark!r}")
+    found = _MARK.fullmatch(mark.strip())
+    if found is None:
+        raise ValueError(f"unknown mark {mark!r}: marks look like 'm12-1a2b3c4d' (from checkpoint() or history())")
+    if found.group(2) != _owner(session):
+        raise ValueError(f"unknown mark {mark!r}: it is not a mark of session {session!r}")
+    position = int(found.group(1))
+    if position > latest:
+        raise ValueError(f"unknown mark {mark!r}: this history store has no such point (its latest is m{latest})")
+    return position
+
+
+# --- what the public API returns ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One line of ``session.history()``: a mark (``kind == "mark"``, with its ``label``) or a change
+    (``kind == "change"``, with its ``tool`` and root-relative ``paths``). ``mark`` is the point to rewind
+    to: the mark itself, or the point just before the change."""
+
+    kind: str
+    mark: str
+    time: float
+    label: str | None = None
+    tool: str | None = None
+    paths: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A path a rewind left as it is, and why (a stable code and a message naming what was found)."""
+
+    path: str
+    code: str
+    message: str
+
+
+@dataclass
+class RewindReport:
+    """What ``session.rewind`` did: the paths restored, the ones left as they are; ``code`` is set when
+    nothing was touched at all (``HISTORY_TRIMMED``: history no longer reaches the mark)."""
+
+    restored: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    code: str | None = None
+    message: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return self.code is not None or bool(self.skipped)
+
+
+# --- the store ----------------------------------------------------------------------------------------
+
+
+class HistoryStore(Protocol):
+    """Where a workspace keeps its sessions' history: entries in time order (``seq`` grows, never
+    reused) and the bytes they name, within ``max_bytes`` (the oldest entries dropped first)."""
+
+    max_bytes: int
+
+    def append(
+        self,
+        session: str,
+        *,
+        tool: str | None,
+        call: str | None,
+        label: str | None,
+        steps: Sequence[Step],
+        blobs: Mapping[str, bytes],
+    ) -> int:
+        """Record one entry and the bytes of the versions it names (those not kept already); its seq."""
+        ...
+
+    def entries(self, session: str, after: int = 0) -> list[Entry]:
+        """The session's entries with seq above ``after``, oldest first."""
+        ...
+
+    def blob(self, version: str) -> bytes | None:
+        """The bytes of ``version``, if kept."""
+        ...
+
+    def trimmed_through(self, session: str) -> int:
+        """The seq of the session's newest entry dropped for the budget (0: none)."""
+        ...
+
+    def latest(self) -> int:
+        """The seq of the newest entry of any session (0: none yet)."""
+        ...

@@ -1,0 +1,354 @@
+"""Rewind: put back what a session changed since a mark, file by file, through the provider's atomic
+operations and the configuration gates — and never over a change someone else made.
+
+The session's entries since the mark are read as runs of path changes separated by moves. They are
+undone newest first: a run by its net effect on each path (one atomic commit or removal per file, from
+the state the session left to the state before its first change), a move by moving the entry back. A
+path is left as it is (``FS_STALE_VERSION`` in the report) when someone else changed it between two of
+the session's changes, or when it no longer holds what the session left there — the provider's
+compare-and-set decides that, at the moment of each operation. ``force`` restores such paths anyway.
+Each operation is recorded in history as the session's own change (tool ``rewind``), so a rewind that
+was interrupted can be run again, and a rewind can itself be rewound."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from fs_tools.errors import HarnessError, HistoryTrimmed, NotEmpty, NotRegularFile, SandboxDenied, StaleVersion
+from fs_tools.history.model import (
+    DIR,
+    LINK,
+    OTHER,
+    Effect,
+    Entry,
+    HistoryStore,
+    Move,
+    RewindReport,
+    Skipped,
+    State,
+    is_version,
+    make_mark,
+    parse_mark,
+)
+from fs_tools.provider import FILE, FileState
+from fs_tools.tools.base import ToolContext
+from fs_tools.tools.delete import RemovalGate
+from fs_tools.tools.move import MovingGate
+from fs_tools.tools.mutation import SessionGate, check_configuration, record_change
+from policy import Intent
+
+HISTORY_TRIMMED = HistoryTrimmed.default_code
+
+
+def history_of(ctx: ToolContext) -> HistoryStore:
+    assert ctx.history is not None, "a workspace always has a history store"
+    return ctx.history
+
+
+def entries_since(ctx: ToolContext, mark: str | None) -> tuple[list[Entry], int]:
+    """The session's changes after ``mark`` (None: all it has), and the position the mark names; a
+    one-line ``ValueError`` for a mark that is not this session's."""
+    history = history_of(ctx)
+    position = 0 if mark is None else parse_mark(ctx.session, mark, history.latest())
+    return [entry for entry in history.entries(ctx.session, position) if not entry.is_mark], position
+
+
+def rewind(ctx: ToolContext, mark: str, *, force: bool = False, forcing: str = "") -> RewindReport:
+    """Restore every path the session changed since ``mark``; see the module's docstring. ``forcing``
+    is how the caller can force (for the messages of paths left as they are)."""
+    history = history_of(ctx)
+    parse_mark(ctx.session, mark, history.latest())  # a mark, never None ("since the start" is diff's)
+    changes, position = entries_since(ctx, mark)
+    trimmed = history.trimmed_through(ctx.session)
+    if trimmed > position:
+        return RewindReport(
+            code=HISTORY_TRIMMED,
+            message=(
+                f"history no longer reaches {mark}: this session's changes up to {make_mark(ctx.session, trimmed)} "
+                "were dropped to keep the history store within its budget (max_history_bytes); nothing was "
+                "changed — rewind to a later mark (history lists the ones kept)"
+            ),
+        )
+    work = _Rewind(ctx, history, force, forcing)
+    for segment in reversed(_segments(changes)):
+        if isinstance(segment, Move):
+            work.undo_move(segment)
+        else:
+            work.restore(segment)
+    report = RewindReport(restored=list(dict.fromkeys(work.restored)), skipped=work.skipped)
+    report.message = _summary(report, mark)
+    return report
+
+
+def _segments(entries: list[Entry]) -> list[list[Effect] | Move]:
+    """The steps in time order: runs of path changes, and the moves between them."""
+    segments: list[list[Effect] | Move] = []
+    for entry in entries:
+        for step in entry.steps:
+            if isinstance(step, Move):
+                segments.append(step)
+            elif segments and isinstance(segments[-1], list):
+                segments[-1].append(step)
+            else:
+                segments.append([step])
+    return segments
+
+
+def _summary(report: RewindReport, mark: str) -> str:
+    done = f"restored {len(report.restored)} path(s) to how they were at {mark}"
+    if not report.restored and not report.skipped:
+        return f"nothing to rewind: this session changed nothing since {mark}"
+    if not report.skipped:
+        return done[0].upper() + done[1:]
+    left = "; ".join(f"{item.path!r}: {item.code}" for item in report.skipped[:5])
+    more = f" and {len(report.skipped) - 5} more" if len(report.skipped) > 5 else ""
+    return f"{done[0].upper() + done[1:]}; left {len(report.skipped)} as they are ({left}{more})"
+
+
+@dataclass
+class _Net:
+    """One path across a run: the state before the session's first change and after its last, and
+    whether someone else's change came between two of them."""
+
+    first: State
+    last: State
+    broken: bool = False
+
+
+@dataclass
+class _Rewind:
+    ctx: ToolContext
+    history: HistoryStore
+    force: bool
+    forcing: str
+    restored: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    blocked: set[str] = field(default_factory=set)  # paths left as they are: earlier changes stay too
+
+    # --- a run of path changes --------------------------------------------------------------------
+
+    def restore(self, run: list[Effect]) -> None:
+        nets: dict[str, _Net] = {}
+        for effect in run:
+            net = nets.get(effect.key)
+            if net is None:
+                nets[effect.key] = _Net(effect.before, effect.after)
+                continue
+            net.broken = net.broken or net.last != effect.before
+            net.last = effect.after
+        todo: dict[str, _Net] = {}
+        for key, net in nets.items():
+            if key in self.blocked or net.first == net.last:
+                continue
+            if net.broken and not self.force:
+                path = self._shown(key)
+                self._skip(key, StaleVersion(f"{path!r} was changed by someone else between this session's changes"))
+            elif net.first in (LINK, OTHER):
+                kind = "a symlink" if net.first == LINK else "a special file"
+                self._skip(
+                    key,
+                    NotRegularFile(
+                        f"{self._shown(key)!r} was {kind} before this session's change; a rewind restores files and "
+                        "directories only, so it is left as it is"
+                    ),
+                )
+            else:
+                todo[key] = net
+        # Files first (put back in place, or removed), then the directories that go (deepest first), then
+        # the ones that come back (outermost first), then the files that come back into them.
+        for key, net in todo.items():
+            if is_version(net.last):
+                self._put_file(key, net.first, net.last) if is_version(net.first) else self._remove(key, net.last)
+        for key, net in sorted(todo.items(), key=lambda item: -item[0].count("/")):
+            if net.last == DIR:
+                self._remove(key, DIR)
+        for key, net in sorted(todo.items(), key=lambda item: item[0].count("/")):
+            if net.first == DIR:
+                self._make_directory(key)
+        for key, net in todo.items():
+            if is_version(net.first) and not is_version(net.last):
+                self._put_file(key, net.first, None)
+
+    def _put_file(self, key: str, target: State, last: str | None) -> None:
+        """Commit the bytes of version ``target`` over what the session left there (``last``; None: nothing)."""
+        if key in self.blocked:
+            return
+        data = self.history.blob(target) if target is not None else None
+        if data is None:
+            self._skip(
+                key,
+                HistoryTrimmed(
+                    f"the content {self._shown(key)!r} had before this session's change is no longer kept (the history "
+                    "store keeps at most max_history_bytes, and none in a store file others can read)"
+                ),
+            )
+            return
+        with self._step(key):
+            gate = _RestoringGate(self.ctx, self._expected(key, last))
+            self.ctx.provider.commit(self._path(key), gate, data, cancel=None)
+            self.restored.append(self._path(key))
+
+    def _remove(self, key: str, last: State) -> None:
+        if key in self.blocked:
+            return
+        with self._step(key):
+            expected = self._expected(key, last) if is_version(last) else None
+            self.ctx.provider.remove(self._path(key), _RestoringRemoval(self.ctx, expected), cancel=None)
+            self.restored.append(self._path(key))
+
+    def _make_directory(self, key: str) -> None:
+        if key in self.blocked:
+            return
+        ctx = self.ctx
+        with self._step(key):
+            made = ctx.provider.make_directory(self._path(key), lambda directory: check_configuration(ctx, directory))
+            record_change(ctx, [Effect(directory, None, DIR) for directory in made])
+            self.restored.append(self._path(key))
+
+    # --- a move -------------------------------------------------------------------------------------
+
+    def undo_move(self, move: Move) -> None:
+        if move.source in self.blocked or move.destination in self.blocked:
+            reason = StaleVersion(
+                f"{self._shown(move.source)!r} is not moved back from {self._shown(move.destination)!r}, where this "
+                "session moved it: one of them was changed by someone else since"
+            )
+            for key in (move.source, move.destination):
+                if key not in self.blocked:
+                    self._skip(key, reason)
+            return
+        with self._step(move.destination):
+            version = self._expected(move.destination, move.version) if move.is_file else None
+            gate = _MovingBack(self.ctx, version, self.force)
+            self.ctx.provider.rename(
+                self._path(move.destination), self._path(move.source), gate, overwrite=self.force, cancel=None
+            )
+            self.restored.append(self._path(move.source))
+        if move.destination in self.blocked:
+            self.blocked.add(move.source)  # the move stays, and so does what came before it at the source
+        elif move.replaced is not None:
+            self._put_file(move.destination, move.replaced, None)
+
+    # --- shared -------------------------------------------------------------------------------------
+
+    def _expected(self, key: str, recorded: str | None) -> str | None:
+        """The version the path must have for the operation: what the session left, or with ``force``
+        whatever is there now."""
+        if not self.force:
+            return recorded
+        _, now = self.ctx.provider.current_version(self._path(key), lambda: None)
+        return now
+
+    @contextlib.contextmanager
+    def _step(self, key: str) -> Iterator[None]:
+        """One operation on ``key``: a structured failure leaves the path (and its earlier changes) as it is."""
+        try:
+            yield
+        except HarnessError as exc:
+            self._skip(key, exc)
+
+    def _skip(self, key: str, exc: HarnessError) -> None:
+        self.blocked.add(key)
+        path = self._shown(key)
+        if isinstance(exc, SandboxDenied) and exc.details.get("reason") in ("outside", "escape"):
+            message = "history names a path outside the workspace roots, which a rewind never touches"
+        elif isinstance(exc, NotEmpty):
+            count = exc.details.get("entries", 0)
+            held = f"{count:,} entr{'y' if count == 1 else 'ies'}" if isinstance(count, int) and count else "entries"
+            message = f"{path!r}, a directory this session made, is not empty ({held} left in it), so it is kept"
+        elif isinstance(exc, StaleVersion):
+            message = _stale_message(path, exc, self.forcing)
+        else:
+            message = exc.message
+        self.skipped.append(Skipped(path, exc.code, message))
+
+    def _shown(self, key: str) -> str:
+        """The key as messages name it: never a path outside the roots (history comes from a store)."""
+        path = self._path(key)
+        if not path.startswith("/") or any(
+            path == root or path.startswith(root.rstrip("/") + "/") for root in self.ctx.provider.real_root_paths
+        ):
+            return path
+        return "(a path outside the workspace roots)"
+
+    def _path(self, key: str) -> str:
+        """The key as the tools take it: relative to the primary root, else (another root's) absolute."""
+        primary = self.ctx.provider.real_root_paths[0]
+        return key[len(primary) + 1 :] if key.startswith(primary + "/") else key
+
+
+def _stale_message(path: str, exc: HarnessError, forcing: str) -> str:
+    found = exc.details.get("found")
+    lines = exc.details.get("lines")
+    if found == "deleted":
+        what = f"{path!r} was deleted by someone else after this session's last change to it"
+    elif found == "exists":
+        what = f"{path!r} was created by someone else after this session's change"
+    elif isinstance(lines, tuple) and len(lines) == 2:
+        first, last = lines
+        span = f"line {first} differs" if first == last else f"lines {first}-{last} differ"
+        what = f"{path!r} was changed by someone else after this session's last change to it ({span})"
+    else:
+        what = exc.message
+    hint = f" — {forcing}" if forcing else ""
+    return f"{what}; left as it is{hint}"
+
+
+class _RestoringGate(SessionGate):
+    """A rewind's commit: the configuration gates, and the version history says the file has (not the
+    session's observation, which the rewind does not need)."""
+
+    def __init__(self, ctx: ToolContext, expected: str | None) -> None:
+        super().__init__(ctx, Intent.WRITE)
+        self._expected = expected
+
+    def expect(self, file: FileState) -> str | None:
+        self.display = file.display
+        check_configuration(self.ctx, file)
+        if not file.exists and self._expected is not None:
+            raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"})
+        self.expected = self._expected
+        return self.expected
+
+
+class _RestoringRemoval(RemovalGate):
+    def __init__(self, ctx: ToolContext, expected: str | None) -> None:
+        super().__init__(ctx)
+        self._expected = expected
+
+    def expect(self, file: FileState) -> str | None:
+        self.display, self.kind = file.display, file.kind
+        check_configuration(self.ctx, file)
+        if file.kind != FILE:
+            return None
+        self.expected = self._expected
+        return self.expected
+
+
+class _MovingBack(MovingGate):
+    """A rewind's move back: the configuration gates, the version history says the file has, and
+    nothing at the original path (unless forced over a file there)."""
+
+    def __init__(self, ctx: ToolContext, version: str | None, force: bool) -> None:
+        super().__init__(ctx)
+        self._version = version
+        self._force = force
+
+    def expect_source(self, file: FileState) -> str | None:
+        check_configuration(self.ctx, file)
+        if not file.exists:
+            raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"})
+        self.version = self._version if file.kind == FILE else None
+        return self.version
+
+    def expect_destination(self, file: FileState) -> str | None:
+        check_configuration(self.ctx, file)
+        if not file.exists:
+            return None
+        if not self._force or file.kind != FILE:
+            raise StaleVersion(f"{file.display!r} exists again", details={"found": "exists"})
+        self.replaced = True
+        _, self.replaced_version = self.ctx.provider.current_version(file.key, lambda: None)
+        return self.replaced_version

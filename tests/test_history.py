@@ -1,0 +1,561 @@
+"""History, diff and rewind (SPEC §16): every mutating tool recorded, rewind restoring contents,
+deleted files, moves, creates and directories — and leaving alone what someone else changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from fs_tools import Session, Workspace
+from fs_tools.cli import main
+
+# --- helpers ----------------------------------------------------------------------------------------------
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every entry below ``root``: a file by its bytes, a directory as None."""
+    found: dict[str, bytes | None] = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        found[relative] = None if path.is_dir() else path.read_bytes()
+    return found
+
+
+def ok(session: Session, tool: str, arguments: dict[str, object]) -> str:
+    result = session.call(tool, arguments)
+    assert not result.is_error, result.text
+    return result.text
+
+
+@pytest.fixture
+def project(root: Path) -> Path:
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("def main():\n    return 1\n")
+    (root / "notes.txt").write_text("one\ntwo\nthree\n")
+    (root / "old.txt").write_text("to be deleted\n")
+    (root / "tail.txt").write_bytes(b"no newline at the end")
+    return root
+
+
+def make_every_change(s: Session) -> None:
+    """One call of every mutating tool (and a dialect's), on the project's files."""
+    for path in ("src/app.py", "notes.txt", "old.txt", "tail.txt"):
+        ok(s, "read", {"file_path": path})
+    ok(s, "edit", {"file_path": "src/app.py", "old_string": "return 1", "new_string": "return 2"})
+    ok(s, "multi_edit", {"file_path": "notes.txt", "edits": [{"old_string": "one", "new_string": "uno"}]})
+    ok(s, "write", {"file_path": "deep/new/file.txt", "content": "fresh\n"})
+    ok(s, "write", {"file_path": "tail.txt", "content": "now with a newline\n"})
+    ok(s, "move", {"source": "deep/new/file.txt", "destination": "moved/file.txt"})
+    ok(s, "delete", {"file_path": "old.txt"})
+    ok(s, "create_directory", {"path": "empty/dir"})
+    patch = (
+        "*** Begin Patch\n*** Update File: notes.txt\n@@\n-two\n+dos\n*** Add File: added.txt\n+added\n*** End Patch\n"
+    )
+    ok(s, "apply_patch", {"patch": patch})
+
+
+@pytest.fixture
+def everything(project: Path) -> Workspace:
+    return Workspace(project, tools=[*_all_tools(), "apply_patch"])
+
+
+def _all_tools() -> list[str]:
+    from fs_tools.tools import ALL_TOOLS
+
+    return [tool.name for tool in ALL_TOOLS]
+
+
+# --- recording ---------------------------------------------------------------------------------------------
+
+
+def test_every_mutating_tool_is_recorded_in_time_order_with_marks_interleaved(everything: Workspace) -> None:
+    s = everything.session("agent")
+    first = s.checkpoint("before")
+    make_every_change(s)
+    entries = s.history()
+    assert [(e.kind, e.label) for e in entries[:1]] == [("mark", "before")]
+    assert entries[0].mark == first
+    tools = [e.tool for e in entries[1:]]
+    assert tools == [
+        "edit",
+        "multi_edit",
+        "write",
+        "write",
+        "move",
+        "delete",
+        "create_directory",
+        "apply_patch",
+        "apply_patch",
+    ]
+    paths = [e.paths for e in entries[1:]]
+    assert paths[0] == ("src/app.py",)
+    assert paths[2] == ("deep", "deep/new", "deep/new/file.txt")  # the parents a write made, too
+    assert paths[4] == ("moved", "deep/new/file.txt", "moved/file.txt")
+    assert paths[6] == ("empty", "empty/dir")
+    assert {paths[7], paths[8]} == {("notes.txt",), ("added.txt",)}
+    # each change's mark is the point just before it: rewinding there undoes it and what followed
+    assert entries[1].mark == first
+    assert all(e.kind == "change" for e in entries[1:])
+
+
+def test_reads_and_failed_calls_record_nothing(project: Path) -> None:
+    with Workspace(project) as ws:
+        s = ws.session("agent")
+        ok(s, "read", {"file_path": "notes.txt"})
+        assert s.call("edit", {"file_path": "notes.txt", "old_string": "absent", "new_string": "x"}).is_error
+        assert s.call("write", {"file_path": "src/app.py", "content": "x"}).is_error  # not read
+        assert s.history() == []
+        assert s.diff() == ""
+
+
+def test_a_dialect_tool_is_recorded_by_its_own_name(project: Path) -> None:
+    with Workspace(project, dialect="claude-code") as ws:
+        s = ws.session("agent")
+        ok(s, "Read", {"file_path": str(project / "notes.txt")})
+        ok(s, "Edit", {"file_path": str(project / "notes.txt"), "old_string": "two", "new_string": "2"})
+        assert [(e.tool, e.paths) for e in s.history()] == [("Edit", ("notes.txt",))]
+
+
+# --- rewind ---------------------------------------------------------------------------------------------
+
+
+def test_rewind_restores_every_kind_of_change(everything: Workspace, project: Path) -> None:
+    before = tree(project)
+    s = everything.session("agent")
+    mark = s.checkpoint()
+    make_every_change(s)
+    assert tree(project) != before
+    report = s.rewind(mark)
+    assert not report.is_error, report
+    assert tree(project) == before  # contents, the deleted file, the move, creates and every directory made
+    assert "old.txt" in report.restored and "added.txt" in report.restored
+    assert not list(project.rglob(".fs-tools*"))  # no temp files left
+
+
+def test_after_a_rewind_the_session_may_edit_the_restored_version_without_reading(
+    project: Path, workspace: Workspace
+) -> None:
+    s = workspace.session("agent")
+    ok(s, "read", {"file_path": "notes.txt"})
+    mark = s.checkpoint()
+    ok(s, "edit", {"file_path": "notes.txt", "old_string": "two", "new_string": "2"})
+    other = workspace.session("other")
+    ok(other, "read", {"file_path": "notes.txt"})  # sees the session's version
+    assert not s.rewind(mark).is_error
+    ok(s, "edit", {"file_path": "notes.txt", "old_string": "three", "new_string": "3"})
+    late = other.call("edit", {"file_path": "notes.txt", "old_string": "one", "new_string": "1"})
+    assert late.error is not None and late.error.code == "FS_STALE_VERSION"  # its read went stale
+    assert (project / "notes.txt").read_text() == "one\ntwo\n3\n"
+
+
+def test_rewind_leaves_a_file_changed_outside_and_says_what_changed(project: Path, workspace: Workspace) -> None:
+    s = workspace.session("agent")
+    ok(s, "read", {"file_path": "notes.txt"})
+    ok(s, "read", {"file_path": "src/app.py"})
+    mark = s.checkpoint()
+    ok(s, "edit", {"file_path": "notes.txt", "old_string": "two", "new_string": "2"})
+    ok(s, "edit", {"file_path": "src/app.py", "old_string": "return 1", "new_string": "return 2"})
+    (project / "notes.txt").write_text("one\n2\nthree, edited by the user\n")  # an editor, outside fs-tools
+    report = s.rewind(mark)
+    assert report.is_error and report.code is None
+    assert report.restored == ["src/app.py"]
+    [skipped] = report.skipped
+    assert (skipped.path, skipped.code) == ("notes.txt", "FS_STALE_VERSION")
+    assert "notes.txt" in skipped.message and "line 3" in skipped.message and "forced rewind" in skipped.message
+    assert (project / "notes.txt").read_text() == "one\n2\nthree, edited by the user\n"  # not clobbered
+    assert (project / "src/app.py").read_text() == "def main():\n    return 1\n"
+    forced = s.rewind(mark, force=True)
+    assert forced.restored == ["notes.txt"] and not forced.skipped
+    assert (project / "notes.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_rewind_leaves_a_file_another_session_changed_between_the_sessions_own_changes(
+    project: Path, workspace: Workspace
+) -> None:
+    s, other = workspace.session("agent"), workspace.session("other")
+    ok(s, "read", {"file_path": "notes.txt"})
+    mark = s.checkpoint()
+    ok(s, "edit", {"file_path": "notes.txt", "old_string": "one", "new_string": "1"})
+    ok(other, "read", {"file_path": "notes.txt"})
+    ok(other, "edit", {"file_path": "notes.txt", "old_string": "two", "new_string": "2"})
+    ok(s, "read", {"file_path": "notes.txt"})
+    ok(s, "edit", {"file_path": "notes.txt", "old_string": "three", "new_string": "3"})
+    report = s.rewind(mark)
+    assert [(item.path, item.code) for item in report.skipped] == [("notes.txt", "FS_STALE_VERSION")]
+    assert "between this session's changes" in report.skipped[0].message
+    assert (project / "notes.txt").read_text() == "1\n2\n3\n"  # the other session's change survives
+
+
+def test_rewind_of_a_deleted_file_someone_recreated_leaves_theirs(project: Path, workspace: Workspace) -> None:
+    s = workspace.session("agent")
+    ok(s, "read", {"file_path": "old.txt"})
+    mark = s.checkpoint()
+    ok(s, "delete", {"file_path": "old.txt"})
+    (project / "old.txt").write_text("someone else's\n")
+    report = s.rewind(mark)
+    assert [(item.path, item.code) for item in report.skipped] == [("old.txt", "FS_STALE_VERSION")]
+    assert (project / "old.txt").read_text() == "someone else's\n"
+
+
+def test_a_created_directory_holding_someone_elses_file_is_kept(project: Path, workspace: Workspace) -> None:
+    s = workspace.session("agent")
+    mark = s.checkpoint()
+    ok(s, "write", {"file_path": "made/here/mine.txt", "content": "mine\n"})
+    (project / "made" / "theirs.txt").write_text("theirs\n")
+    report = s.rewind(mark)
+    assert not (project / "made" / "here").exists()  # mine, and the directory only it was in
+    assert (project / "made" / "theirs.txt").read_text() == "theirs\n"
+    assert [(item.path, item.code) for item in report.skipped] == [("made", "FS_NOT_EMPTY")]
+
+
+def test_a_directory_move_is_undone_with_what_was_edited_inside(project: Path, workspace: Workspace) -> None:
+    before = tree(project)
+    s = workspace.session("agent")
+    ok(s, "read", {"file_path": "src/app.py"})
+    mark = s.checkpoint()
+    ok(s, "edit", {"file_path": "src/app.py", "old_string": "return 1", "new_string": "return 2"})
+    ok(s, "move", {"source": "src", "destination": "lib/src"})
+    ok(s, "edit", {"file_path": "lib/src/app.py", "old_string": "return 2", "new_string": "return 3"})
+    assert "# moved the directory src/ to lib/src/" in s.diff(mark)
+    assert not s.rewind(mark).is_error
+    assert tree(project) == before
+
+
+def test_a_move_over_a_file_is_undone_and_the_replaced_file_comes_back(project: Path, workspace: Workspace) -> None:
+    before = tree(project)
+    s = workspace.session("agent")
+    ok(s, "read", {"file_path": "notes.txt"})
+    ok(s, "read", {"file_path": "old.txt"})
+    mark = s.checkpoint()
+    ok(s, "move", {"source": "notes.txt", "destination": "old.txt", "overwrite": True})
+    assert not s.rewind(mark).is_error
+    assert tree(project) == before
+
+
+def test_a_rewind_is_recorded_and_can_itself_be_rewound(project: Path, workspace: Workspace) -> None:
+    s = workspace.session("agent")
+    ok(s, "read", {"file_path": "notes.txt"})
+    start = s.checkpoint("start")
+    ok(s, "edit", {"file_path": "notes.txt", "old_string": "two", "new_string": "2"})
+    ok(s, "write", {"file_path": "new.txt", "content": "new\n"})
+    edited = tree(project)
+    before_rewind = s.checkpoint("before the rewind")
+    assert not s.rewind(start).is_error
+    assert [e.tool for e in s.history() if e.kind == "change"][-2:] == ["rewind", "rewind"]
+    assert not s.rewind(before_rewind).is_error  # redo
+    assert tree(project) == edited
+    assert s.rewind(before_rewind).message.startswith("Nothing to rewind") or not s.rewind(before_rewind).restored
+
+
+def test_an_unknown_mark_is_a_one_line_value_error(workspace: Workspace) -> None:
+    s = workspace.session("agent")
+    mark = s.checkpoint()
+    for bad, words in [
+        ("yesterday", "marks look like"),
+        (workspace.session("other").checkpoint(), "not a mark of session 'agent'"),
+        (mark.replace("m1-", "m99-"), "no such point"),
+        (None, "a mark is a string"),
+    ]:
+        with pytest.raises(ValueError, match=words) as caught:
+            s.rewind(bad)  # type: ignore[arg-type]
+        assert "\n" not in str(caught.value)
+        if bad is not None:  # diff(since=None) is every change
+            with pytest.raises(ValueError, match=words):
+                s.diff(since=bad)
+
+
+def test_a_rewind_to_a_mark_older_than_the_kept_history_touches_nothing(project: Path) -> None:
+    with Workspace(project, max_history_bytes=2_000) as ws:
+        s = ws.session("agent")
+        ok(s, "read", {"file_path": "notes.txt"})
+        mark = s.checkpoint()
+        for number in range(30):
+            ok(s, "write", {"file_path": "notes.txt", "content": f"version {number}\n" * 20})
+        now = tree(project)
+        report = s.rewind(mark)
+        assert report.code == "HISTORY_TRIMMED" and report.is_error and not report.restored
+        assert "no longer reaches" in report.message and "max_history_bytes" in report.message
+        assert tree(project) == now
+        assert ws.history.kept_bytes <= 2_000  # type: ignore[attr-defined]
+        # the newest changes are still there to rewind
+        recent = s.history()[-1].mark
+        assert not s.rewind(recent).is_error
+        assert (project / "notes.txt").read_text() == "version 28\n" * 20
+
+
+def test_contents_larger_than_the_budget_are_not_kept_and_the_rewind_says_so(project: Path) -> None:
+    with Workspace(project, max_history_bytes=4_000) as ws:
+        (project / "big.txt").write_text("x" * 10_000)
+        s = ws.session("agent")
+        ok(s, "read", {"file_path": "big.txt"})
+        mark = s.checkpoint()
+        ok(s, "write", {"file_path": "big.txt", "content": "small\n"})
+        report = s.rewind(mark)
+        assert [(item.path, item.code) for item in report.skipped] == [("big.txt", "HISTORY_TRIMMED")]
+        assert (project / "big.txt").read_text() == "small\n"
+        assert "# big.txt: its content before this session's change is not kept" in s.diff(mark)
+
+
+def test_a_budget_of_zero_keeps_no_history(project: Path) -> None:
+    with Workspace(project, max_history_bytes=0) as ws:
+        s = ws.session("agent")
+        ok(s, "write", {"file_path": "a.txt", "content": "a\n"})
+        assert s.history() == []
+    with pytest.raises(ValueError, match="max_history_bytes"):
+        Workspace(project, max_history_bytes=-1)
+
+
+def test_a_read_only_workspace_refuses_the_rewind_per_file(project: Path, tmp_path: Path) -> None:
+    store = tmp_path / "state.db"
+    with Workspace(project, store=store) as ws:
+        s = ws.session("agent")
+        mark = s.checkpoint()
+        ok(s, "write", {"file_path": "new.txt", "content": "new\n"})
+    with Workspace(project, store=store, read_only=True) as ws:
+        report = ws.session("agent").rewind(mark)
+        assert [(item.path, item.code) for item in report.skipped] == [("new.txt", "FS_SANDBOX_DENIED")]
+        assert (project / "new.txt").exists()
+
+
+# --- diff ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs GNU patch")
+def test_the_diff_applies_with_patch_p1_to_a_copy_of_the_tree_before(
+    everything: Workspace, project: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(project, copy)
+    s = everything.session("agent")
+    make_every_change(s)
+    text = s.diff()
+    assert "--- a/src/app.py\n+++ b/src/app.py\n" in text
+    assert "--- a/old.txt\n+++ /dev/null\n" in text and "--- /dev/null\n+++ b/moved/file.txt\n" in text
+    assert "-no newline at the end\n\\ No newline at end of file\n" in text
+    assert text.count("+++ b/notes.txt") == 1  # one net section per file
+    done = subprocess.run(["patch", "-p1", "-s"], input=text, text=True, cwd=copy, capture_output=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    files = {path: data for path, data in tree(project).items() if data is not None}
+    assert {path: data for path, data in tree(copy).items() if data is not None} == files
+
+
+def test_diff_since_a_mark_covers_only_what_came_after(project: Path, workspace: Workspace) -> None:
+    s = workspace.session("agent")
+    ok(s, "read", {"file_path": "notes.txt"})
+    ok(s, "edit", {"file_path": "notes.txt", "old_string": "one", "new_string": "1"})
+    mark = s.checkpoint()
+    ok(s, "edit", {"file_path": "notes.txt", "old_string": "two", "new_string": "2"})
+    assert s.diff(since=mark) == ("--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n 1\n-two\n+2\n three\n")
+    assert "-one\n-two\n+1\n+2\n three\n" in s.diff()
+
+
+# --- persistence, processes and the CLI --------------------------------------------------------------------
+
+
+def test_a_mark_is_valid_in_a_new_workspace_and_another_process(project: Path, tmp_path: Path) -> None:
+    store = tmp_path / "state.db"
+    before = tree(project)
+    script = textwrap.dedent(
+        f"""
+        from fs_tools import Workspace
+        with Workspace({str(project)!r}, store={str(store)!r}) as ws:
+            s = ws.session("agent")
+            s.call("read", {{"file_path": "notes.txt"}})
+            mark = s.checkpoint("from the child")
+            s.call("edit", {{"file_path": "notes.txt", "old_string": "two", "new_string": "2"}})
+            s.call("write", {{"file_path": "made/new.txt", "content": "new"}})
+            print(mark)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    mark = done.stdout.strip()
+    with Workspace(project, store=store) as ws:
+        s = ws.session("agent")
+        assert s.history()[0].label == "from the child"
+        report = s.rewind(mark)
+        assert not report.is_error, report
+    assert tree(project) == before
+
+
+def test_the_cli_checkpoints_lists_diffs_and_rewinds_call_sessions(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["--root", str(project), "--session", "cli", "--state", str(tmp_path / "state.db")]
+    assert main(["checkpoint", *base, "--label", "start"]) == 0
+    mark = capsys.readouterr().out.strip()
+    assert main(["call", *base, "read", json.dumps({"file_path": "notes.txt"})]) == 0
+    assert (
+        main(["call", *base, "edit", json.dumps({"file_path": "notes.txt", "old_string": "two", "new_string": "2"})])
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["history", *base]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0].startswith(mark) and listed[0].endswith("checkpoint start")
+    assert listed[1].endswith("edit  notes.txt")
+    assert main(["diff", *base, "--since", mark]) == 0
+    assert "-two\n+2\n" in capsys.readouterr().out
+    (project / "notes.txt").write_text("changed by the user\n")
+    assert main(["rewind", *base, mark]) == 1
+    out = capsys.readouterr().out
+    assert "notes.txt: FS_STALE_VERSION" in out and "forced rewind" in out
+    assert main(["rewind", *base, mark, "--force"]) == 0
+    assert (project / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    assert main(["rewind", *base, "nonsense"]) == 2
+    assert "unknown mark" in capsys.readouterr().err
+
+
+# --- the opt-in tools ---------------------------------------------------------------------------------------
+
+
+def test_the_history_tools_are_offered_only_when_named(project: Path) -> None:
+    with Workspace(project) as ws:
+        assert not {"checkpoint", "history", "diff", "rewind"} & set(ws.tools)
+    with Workspace(project, tools=["read", "edit", "checkpoint", "history", "diff", "rewind"]) as ws:
+        s = ws.session("model")
+        mark = s.call("checkpoint", {"label": "before"}).value["mark"]
+        ok(s, "read", {"file_path": "notes.txt"})
+        ok(s, "edit", {"file_path": "notes.txt", "old_string": "two", "new_string": "2"})
+        listed = ok(s, "history", {})
+        assert mark in listed and "edit notes.txt" in listed
+        assert "-two\n+2" in ok(s, "diff", {"since": mark})
+        (project / "notes.txt").write_text("the user's\n")
+        result = s.call("rewind", {"mark": mark})
+        assert not result.is_error  # reported, not failed: the model learns what was left
+        assert "FS_STALE_VERSION" in result.text and "tell the user" in result.text
+        assert (project / "notes.txt").read_text() == "the user's\n"
+        bad = s.call("rewind", {"mark": "m5"})
+        assert bad.error is not None and bad.error.code == "INVALID_ARGS" and "/mark" in bad.text
+        assert s.call("rewind", {"mark": mark, "force": True}).error.code == "INVALID_ARGS"  # type: ignore[union-attr]
+
+
+def test_the_rewind_tool_reports_history_trimmed_as_an_error(project: Path) -> None:
+    with Workspace(project, tools=["write", "checkpoint", "rewind"], max_history_bytes=500) as ws:
+        s = ws.session("model")
+        mark = s.call("checkpoint", {}).value["mark"]
+        for number in range(10):
+            ok(s, "write", {"file_path": f"f{number}.txt", "content": "x" * 100})
+        result = s.call("rewind", {"mark": mark})
+        assert result.error is not None and result.error.code == "HISTORY_TRIMMED"
+
+
+# --- crashes -------------------------------------------------------------------------------------------------
+
+_KILLER = """
+import os, sys
+from fs_tools import Workspace
+
+class Killer:
+    def __init__(self, after):
+        self.left = after
+    def operation_started(self, key):
+        pass
+    def read_recorded(self, key):
+        pass
+    def version_checked(self, key):
+        self.left -= 1
+        if self.left < 0:
+            os._exit(9)
+
+root, store, mark, after = sys.argv[1:]
+with Workspace(root, store=store) as ws:
+    ws.provider.listen(Killer(int(after)))
+    report = ws.session("agent").rewind(mark)
+    print("done" if not report.is_error else report)
+"""
+
+
+def _changed_project(base: Path) -> tuple[Path, Path, str, dict[str, bytes | None]]:
+    project, store = base / "project", base / "state.db"
+    (project / "src").mkdir(parents=True)
+    for path, text in [("notes.txt", "one\n"), ("src/app.py", "app\n"), ("old.txt", "old\n")]:
+        (project / path).write_text(text)
+    original = tree(project)
+    with Workspace(project, store=store) as ws:
+        s = ws.session("agent")
+        for path in ("notes.txt", "src/app.py", "old.txt"):
+            ok(s, "read", {"file_path": path})
+        mark = s.checkpoint()
+        ok(s, "write", {"file_path": "notes.txt", "content": "changed\n"})
+        ok(s, "edit", {"file_path": "src/app.py", "old_string": "app", "new_string": "changed"})
+        ok(s, "delete", {"file_path": "old.txt"})
+        ok(s, "write", {"file_path": "new/created.txt", "content": "created\n"})
+    return project, store, mark, original
+
+
+def test_a_rewind_killed_at_any_point_leaves_each_file_as_it_was_or_restored(tmp_path: Path) -> None:
+    kills = 0
+    for after in range(6):
+        project, store, mark, original = _changed_project(tmp_path / str(after))
+        changed = tree(project)
+        done = subprocess.run(
+            [sys.executable, "-c", _KILLER, str(project), str(store), mark, str(after)], text=True, capture_output=True
+        )
+        assert done.returncode in (0, 9), done.stderr
+        kills += done.returncode == 9
+        now = tree(project)
+        for path in {*original, *changed} - {"new"}:  # each file as it was, or as restored
+            assert now.get(path) in (original.get(path), changed.get(path)), (after, path)
+        with Workspace(project, store=store) as ws:  # run again: the interrupted rewind completes
+            report = ws.session("agent").rewind(mark)
+            assert not report.is_error, (after, report)
+        assert tree(project) == original, after
+    assert kills >= 3  # the kill points fell inside the rewind
+
+
+def test_a_history_entry_naming_a_path_outside_the_roots_touches_nothing_outside(root: Path, tmp_path: Path) -> None:
+    """History comes from a store; whatever it says, the rewind goes through the confined provider."""
+    from fs_tools.history import Effect, Move
+
+    secret = tmp_path / "outside" / "secret.txt"
+    with Workspace(root, tools=["write", "rewind"]) as ws:
+        s = ws.session("agent")
+        mark = s.checkpoint()
+        ok(s, "write", {"file_path": "mine.txt", "content": "mine\n"})
+        version = ws.history.entries("agent")[-1].steps[0].after  # type: ignore[union-attr]
+        for steps in (
+            [Effect(str(secret), None, version)],  # "created" outside: a rewind would remove it
+            [Effect(str(root / ".." / "outside" / "secret.txt"), None, version)],
+            [Move(str(secret), str(root / "mine.txt"), "file", version)],  # "moved" in from outside
+        ):
+            ws.history.append("agent", tool="write", call="x", label=None, steps=steps, blobs={})
+        report = s.rewind(mark)
+        assert {item.code for item in report.skipped} <= {"FS_SANDBOX_DENIED", "FS_STALE_VERSION"}, report
+        assert secret.read_text() == "TOP-SECRET\n"
+        assert all(str(tmp_path / "outside") not in item.message for item in report.skipped)
+
+
+def test_a_writer_landing_between_the_rewinds_check_and_its_publish_is_never_clobbered(
+    project: Path, workspace: Workspace
+) -> None:
+    s = workspace.session("agent")
+    ok(s, "read", {"file_path": "notes.txt"})
+    mark = s.checkpoint()
+    ok(s, "write", {"file_path": "notes.txt", "content": "the session's\n"})
+
+    class Intruder:
+        """Another program saves the file the moment the rewind has checked its version."""
+
+        def operation_started(self, key: str) -> None:
+            pass
+
+        def read_recorded(self, key: str) -> None:
+            pass
+
+        def version_checked(self, key: str) -> None:
+            if key.endswith("notes.txt"):
+                (project / "notes.txt").write_text("saved by another program\n")
+
+    stop = workspace.provider.listen(Intruder())
+    try:
+        report = s.rewind(mark)
+    finally:
+        stop()
+    assert [(item.path, item.code) for item in report.skipped] == [("notes.txt", "FS_STALE_VERSION")]
+    assert (project / "notes.txt").read_text() == "saved by another program\n"

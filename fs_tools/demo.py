@@ -9,8 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fs_tools.history import MemoryHistory
 from fs_tools.result import ToolResult
 from fs_tools.workspace import Session, Workspace
+from policy import MemoryStore
 
 APP = textwrap.dedent(
     """\
@@ -23,6 +25,15 @@ APP = textwrap.dedent(
         greet("fs-tools")
     """
 )
+
+
+class _DemoStore(MemoryStore):
+    """The default in-memory stores, with a history whose marks are the same in every run (the docs
+    show this output word for word)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.history = MemoryHistory(identity="demo")
 
 
 def _show(out: Callable[[str], None], title: str, name: str, args: Any, result: ToolResult) -> None:
@@ -40,7 +51,7 @@ def run_demo(out: Callable[[str], None] = print) -> int:
         root = Path(tmp)
         (root / "app.py").write_text(APP, encoding="utf-8")
         (root / "old_notes.txt").write_text("TODO: greet everyone\n", encoding="utf-8")
-        with Workspace(root) as ws:
+        with Workspace(root, store=_DemoStore()) as ws:
             session = ws.session("demo")
             out("Workspace: a throwaway directory holding app.py and old_notes.txt; session key 'demo'.")
             start = session.checkpoint("start of the demo")

@@ -27,12 +27,14 @@ from unittest import mock
 
 from fs_tools.boundary import remedy_for
 from fs_tools.errors import Aborted, HarnessError, error_codes
+from fs_tools.history import MemoryHistory
 from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import FileState, Snapshot
 from fs_tools.result import ToolResult
 from fs_tools.tools import ALL_TOOLS, grep
 from fs_tools.tools.base import Tool, ToolOutput
 from fs_tools.workspace import Session, Workspace
+from policy import MemoryStore
 
 ERRORS_PAGE = "reference/errors.md"
 
@@ -329,7 +331,10 @@ def _busy(s: Scratch) -> ToolResult:
 
 def _history_trimmed(s: Scratch) -> ToolResult:
     """A host that offers rewind, with a history budget the session's later writes outgrew."""
-    with Workspace(s.root, tools=["write", "checkpoint", "rewind"], max_history_bytes=600) as workspace:
+    class Store(MemoryStore):  # a history with the same marks in every run: the page shows them
+        history = MemoryHistory(600, identity="reference")
+
+    with Workspace(s.root, tools=["write", "checkpoint", "rewind"], store=Store()) as workspace:
         session = workspace.session("docs")
         mark = session.call("checkpoint", {}).value["mark"]
         for number in range(4):

@@ -554,6 +554,8 @@ class Session:
         string, valid in a new Workspace on the same store."""
         if label is not None and not isinstance(label, str):
             raise ValueError(f"checkpoint(label=...) must be a string or None, not {label!r}")
+        if label is not None and (len(label) > MAX_LABEL or not _is_unicode(label)):
+            raise ValueError(f"checkpoint(label=...) must be Unicode text of at most {MAX_LABEL:,} characters")
         with self.workspace._open_for("session.checkpoint()"):
             return checkpoints.checkpoint(self._context("checkpoint"), label)
 
@@ -574,6 +576,8 @@ class Session:
         else changed since the session's last change to it is left as it is (``FS_STALE_VERSION`` in
         ``.skipped``) unless ``force``. A one-line ``ValueError`` for an unknown mark; ``.code`` is
         ``HISTORY_TRIMMED`` (and nothing is touched) when history no longer reaches it."""
+        if not isinstance(force, bool):
+            raise ValueError(f"rewind(force=...) must be True or False, not {force!r}")
         with self.workspace._open_for("session.rewind()"):
             return rewind(self._context("rewind"), mark, force=force, forcing="a forced rewind restores it anyway")
 
@@ -594,6 +598,17 @@ class Session:
             self.workspace.store.forget(self.key, key)
             if reads is not None:
                 reads.forget(self.key, key)
+
+
+MAX_LABEL = 1_000
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
 
 
 class _ForgetArgs(ToolArgs):

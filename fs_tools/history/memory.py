@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
@@ -22,8 +23,10 @@ class MemoryHistory:
     are dropped, with the bytes no kept entry names. A version's bytes are kept once, however many
     entries name it; bytes larger than the whole budget are never kept."""
 
-    def __init__(self, max_bytes: int = DEFAULT_HISTORY_BYTES) -> None:
+    def __init__(self, max_bytes: int = DEFAULT_HISTORY_BYTES, *, identity: str | None = None) -> None:
         self.max_bytes = max_bytes
+        # a new store each time, so its marks mean nothing elsewhere (a fixed one: for stable examples)
+        self.identity = identity if identity is not None else os.urandom(8).hex()
         self._lock = threading.Lock()
         self._seq = 0
         self._order: deque[tuple[int, str, int]] = deque()  # (seq, session, own size) of every kept entry

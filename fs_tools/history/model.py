@@ -117,19 +117,21 @@ def entry_size(steps: Sequence[Step], label: str | None) -> int:
 
 # --- marks ----------------------------------------------------------------------------------------------
 
-_MARK = re.compile(r"m(\d{1,18})-([0-9a-f]{8})")
+_MARK = re.compile(r"m([0-9]{1,18})-([0-9a-f]{8})")
 
 
-def _owner(session: str) -> str:
-    return xxhash.xxh3_64_hexdigest(session.encode("utf-8", "surrogatepass"))[:8]
+def _owner(session: str, store: str) -> str:
+    """Eight hex digits of the session and the store: a mark of another session or store is refused."""
+    return xxhash.xxh3_64_hexdigest(f"{store}\0{session}".encode("utf-8", "surrogatepass"))[:8]
 
 
-def make_mark(session: str, position: int) -> str:
-    """The mark of a point in ``session``'s history: after the store's entry ``position``."""
-    return f"m{position}-{_owner(session)}"
+def make_mark(session: str, position: int, store: str) -> str:
+    """The mark of a point in ``session``'s history in the store named ``store`` (its ``identity``):
+    after the store's entry ``position``."""
+    return f"m{position}-{_owner(session, store)}"
 
 
-def parse_mark(session: str, mark: object, latest: int) -> int:
+def parse_mark(session: str, mark: object, latest: int, store: str) -> int:
     """The position a mark names; a one-line ``ValueError`` for anything that is not a mark of this
     session in this store."""
     if not isinstance(mark, str):
@@ -137,8 +139,8 @@ def parse_mark(session: str, mark: object, latest: int) -> int:
     found = _MARK.fullmatch(mark.strip())
     if found is None:
         raise ValueError(f"unknown mark {mark!r}: marks look like 'm12-1a2b3c4d' (from checkpoint() or history())")
-    if found.group(2) != _owner(session):
-        raise ValueError(f"unknown mark {mark!r}: it is not a mark of session {session!r}")
+    if found.group(2) != _owner(session, store):
+        raise ValueError(f"unknown mark {mark!r}: it is not a mark of session {session!r} in this history store")
     position = int(found.group(1))
     if position > latest:
         raise ValueError(f"unknown mark {mark!r}: this history store has no such point (its latest is m{latest})")
@@ -191,9 +193,13 @@ class RewindReport:
 
 class HistoryStore(Protocol):
     """Where a workspace keeps its sessions' history: entries in time order (``seq`` grows, never
-    reused) and the bytes they name, within ``max_bytes`` (the oldest entries dropped first)."""
+    reused) and the bytes they name, within ``max_bytes`` (the oldest entries dropped first);
+    ``identity`` tells it from every other store (marks carry it)."""
 
     max_bytes: int
+
+    @property
+    def identity(self) -> str: ...
 
     def append(
         self,

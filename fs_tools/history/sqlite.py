@@ -5,6 +5,7 @@ earlier one did. Several processes may append at once: each append is one immedi
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 import time
@@ -38,6 +39,11 @@ CREATE TABLE IF NOT EXISTS history_total (
     bytes INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO history_total (id, bytes) VALUES (0, 0);
+CREATE TABLE IF NOT EXISTS history_store (
+    id       INTEGER PRIMARY KEY CHECK (id = 0),
+    identity TEXT NOT NULL  -- made with the file: marks carry it, so another file's marks are refused
+);
+INSERT OR IGNORE INTO history_store (id, identity) VALUES (0, lower(hex(randomblob(8))));
 """
 
 Statement = Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]]
@@ -163,6 +169,11 @@ class SqliteHistory:
         with self._statement() as db:
             row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'history'").fetchone()
         return 0 if row is None else int(row[0])
+
+    @functools.cached_property
+    def identity(self) -> str:
+        with self._statement() as db:
+            return str(db.execute("SELECT identity FROM history_store").fetchone()[0])
 
     @property
     def kept_bytes(self) -> int:

@@ -5,6 +5,7 @@ and the model's ``rewind`` never forces past someone else's change."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Mapping
 from typing import Any
@@ -17,7 +18,7 @@ from fs_tools.history.model import HistoryEntry, make_mark
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.history_diff import unified_diff
 from fs_tools.tools.presenting import short, text_of
-from fs_tools.tools.rewind import entries_since, history_of, rewind
+from fs_tools.tools.rewind import entries_since, history_of, rewind, within_roots
 
 MAX_DIFF_CHARACTERS = 100_000  # what the diff tool shows the model at most
 MAX_LISTED = 200  # the history tool's newest entries
@@ -26,25 +27,39 @@ MAX_LISTED = 200  # the history tool's newest entries
 def checkpoint(ctx: ToolContext, label: str | None) -> str:
     history = history_of(ctx)
     seq = history.append(ctx.session, tool=None, call=None, label=label, steps=(), blobs={})
-    return make_mark(ctx.session, seq)
+    return make_mark(ctx.session, seq, history.identity)
 
 
 def listing(ctx: ToolContext) -> list[HistoryEntry]:
+    """Marks and changes in time order; the changes of one call (apply_patch's files) are one entry, so
+    no mark falls inside a call."""
+    store = history_of(ctx).identity
     listed: list[HistoryEntry] = []
-    for entry in history_of(ctx).entries(ctx.session):
+    last_call: str | None = None
+    for entry in within_roots(ctx, history_of(ctx).entries(ctx.session)):
         if entry.is_mark:
-            listed.append(HistoryEntry("mark", make_mark(ctx.session, entry.seq), entry.time, label=entry.label))
+            listed.append(HistoryEntry("mark", make_mark(ctx.session, entry.seq, store), entry.time, label=entry.label))
+            last_call = None
             continue
-        paths = tuple(dict.fromkeys(_path(ctx, key) for key in entry.paths()))
-        listed.append(
-            HistoryEntry("change", make_mark(ctx.session, entry.seq - 1), entry.time, tool=entry.tool, paths=paths)
-        )
+        paths = tuple(_path(ctx, key) for key in entry.paths())
+        if entry.call and entry.call == last_call:
+            joined = listed[-1]
+            listed[-1] = dataclasses.replace(joined, paths=tuple(dict.fromkeys(joined.paths + paths)))
+            continue
+        mark = make_mark(ctx.session, entry.seq - 1, store)
+        listed.append(HistoryEntry("change", mark, entry.time, tool=entry.tool, paths=tuple(dict.fromkeys(paths))))
+        last_call = entry.call
     return listed
 
 
 def diff(ctx: ToolContext, since: str | None) -> str:
-    changes, _ = entries_since(ctx, since)
-    return unified_diff(changes, history_of(ctx), lambda key: _path(ctx, key))
+    changes, position = entries_since(ctx, since)
+    text = unified_diff(changes, history_of(ctx), lambda key: _path(ctx, key))
+    trimmed = history_of(ctx).trimmed_through(ctx.session)
+    if trimmed > position:  # said before the sections, where patch passes over text
+        shown = since if since is not None else "the session's first change"
+        text = f"# history no longer reaches {shown}: the changes before the oldest kept one are not shown\n" + text
+    return text
 
 
 def _path(ctx: ToolContext, key: str) -> str:
@@ -249,7 +264,7 @@ REWIND = Tool(
         "must still be as this session left it (else it is reported and left)."
     ),
     example=Example(
-        {"mark": make_mark("docs", 1)},  # the reference's session, and its first entry
+        {"mark": "m1-1a2b3c4d"},  # the checkpoint's mark (each store's marks are its own)
         setup=(("checkpoint", {}), ("write", {"file_path": "notes.txt", "content": "draft\n"})),
     ),
     present=present_rewind,

@@ -74,18 +74,28 @@ def _bytes(history: HistoryStore, state: State) -> bytes | None:
 
 
 def _section(path: str, old: bytes, new: bytes, *, created: bool, deleted: bool) -> str:
+    if "\n" in path or "\t" in path or "\r" in path:
+        return f"# {path!r}: a name a unified diff cannot carry; its change is not shown\n"
     source = "/dev/null" if created else f"a/{path}"
     target = "/dev/null" if deleted else f"b/{path}"
     try:
         old_text, new_text = old.decode("utf-8"), new.decode("utf-8")
     except UnicodeDecodeError:
-        return f"Binary files {source} and {target} differ\n"
+        return f"# {source} and {target} differ (not UTF-8 text: not shown)\n"
     if old_text == new_text:
+        if created or deleted:  # an empty file: a unified diff has no hunk to carry it
+            return f"# {'created' if created else 'deleted'} the empty file {path}\n"
         return ""  # the same bytes again (a file moved and moved back)
-    lines = difflib.unified_diff(
-        old_text.splitlines(keepends=True), new_text.splitlines(keepends=True), source, target, lineterm="\n"
-    )
+    end = "\t" if any(character.isspace() for character in path) else ""  # patch reads the name to the tab
+    lines = difflib.unified_diff(_lines(old_text), _lines(new_text), source + end, target + end, lineterm="\n")
     out: list[str] = []
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n" + NO_NEWLINE)
     return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as patch counts them: ended by "\n" alone (a lone "\r" or "\f" is part of its line)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines

@@ -46,9 +46,7 @@ class SessionGate:
         self.expected = decision.expect.version if isinstance(decision.expect, Present) else None
         return self.expected
 
-    def record(
-        self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()
-    ) -> None:
+    def record(self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()) -> None:
         was = before.version if before is not None else self.expected  # a version the gate knew, bytes unread
         steps: list[Step] = [Effect(directory, None, DIR) for directory in made]
         steps.append(Effect(key, was, after.version))

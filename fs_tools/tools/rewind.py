@@ -13,6 +13,7 @@ was interrupted can be run again, and a rewind can itself be rewound."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -32,12 +33,12 @@ from fs_tools.history.model import (
     make_mark,
     parse_mark,
 )
-from fs_tools.provider import FILE, FileState
+from fs_tools.provider import DIRECTORY, FILE, FileState
 from fs_tools.tools.base import ToolContext
 from fs_tools.tools.delete import RemovalGate
 from fs_tools.tools.move import MovingGate
-from fs_tools.tools.mutation import SessionGate, check_configuration, record_change
-from policy import Intent
+from fs_tools.tools.mutation import SessionGate, check_configuration, record_change, record_observations
+from policy import ABSENT, Intent, Present
 
 HISTORY_TRIMMED = HistoryTrimmed.default_code
 
@@ -48,38 +49,76 @@ def history_of(ctx: ToolContext) -> HistoryStore:
 
 
 def entries_since(ctx: ToolContext, mark: str | None) -> tuple[list[Entry], int]:
-    """The session's changes after ``mark`` (None: all it has), and the position the mark names; a
-    one-line ``ValueError`` for a mark that is not this session's."""
+    """The session's changes after ``mark`` (None: all it has) within this workspace's roots, and the
+    position the mark names; a one-line ``ValueError`` for a mark that is not this session's."""
     history = history_of(ctx)
-    position = 0 if mark is None else parse_mark(ctx.session, mark, history.latest())
-    return [entry for entry in history.entries(ctx.session, position) if not entry.is_mark], position
+    position = 0 if mark is None else parse_mark(ctx.session, mark, history.latest(), history.identity)
+    kept = within_roots(ctx, history.entries(ctx.session, position))
+    return [entry for entry in kept if not entry.is_mark], position
+
+
+def within_roots(ctx: ToolContext, entries: list[Entry]) -> list[Entry]:
+    """The entries as this workspace sees them: only steps on paths under its roots (one store may serve
+    several projects: ``fs-tools call``'s default state file does); a change left with none is gone."""
+    roots = tuple(root.rstrip("/") + "/" for root in ctx.provider.real_root_paths)
+
+    def inside(key: str) -> bool:
+        return key.startswith(roots) or key + "/" in roots
+
+    kept: list[Entry] = []
+    for entry in entries:
+        steps = tuple(
+            step
+            for step in entry.steps
+            if (inside(step.key) if isinstance(step, Effect) else inside(step.source) and inside(step.destination))
+        )
+        if entry.is_mark or steps:
+            kept.append(entry if steps == entry.steps else dataclasses.replace(entry, steps=steps))
+    return kept
 
 
 def rewind(ctx: ToolContext, mark: str, *, force: bool = False, forcing: str = "") -> RewindReport:
     """Restore every path the session changed since ``mark``; see the module's docstring. ``forcing``
     is how the caller can force (for the messages of paths left as they are)."""
     history = history_of(ctx)
-    parse_mark(ctx.session, mark, history.latest())  # a mark, never None ("since the start" is diff's)
+    parse_mark(ctx.session, mark, history.latest(), history.identity)  # never None: "since the start" is diff's
     changes, position = entries_since(ctx, mark)
     trimmed = history.trimmed_through(ctx.session)
     if trimmed > position:
         return RewindReport(
             code=HISTORY_TRIMMED,
             message=(
-                f"history no longer reaches {mark}: this session's changes up to {make_mark(ctx.session, trimmed)} "
+                f"history no longer reaches {mark}: this session's changes up to "
+                f"{make_mark(ctx.session, trimmed, history.identity)} "
                 "were dropped to keep the history store within its budget (max_history_bytes); nothing was "
                 "changed — rewind to a later mark (history lists the ones kept)"
             ),
         )
-    work = _Rewind(ctx, history, force, forcing)
+    work = _Rewind(ctx, history, force, forcing, _targets(history, changes))
     for segment in reversed(_segments(changes)):
         if isinstance(segment, Move):
             work.undo_move(segment)
         else:
             work.restore(segment)
-    report = RewindReport(restored=list(dict.fromkeys(work.restored)), skipped=work.skipped)
+    left = {item.path for item in work.skipped}
+    report = RewindReport(
+        restored=[path for path in dict.fromkeys(work.restored) if path not in left], skipped=work.skipped
+    )
     report.message = _summary(report, mark)
     return report
+
+
+def _targets(history: HistoryStore, entries: list[Entry]) -> dict[str, bytes]:
+    """The bytes every path may be restored to, read before the first step: the rewind's own records
+    count against the budget too, and must not drop what it still needs (bounded by the budget)."""
+    wanted: set[str] = set()
+    for entry in entries:
+        for step in entry.steps:
+            state = step.before if isinstance(step, Effect) else step.replaced
+            if state is not None and is_version(state):
+                wanted.add(state)
+    found = {version: history.blob(version) for version in sorted(wanted)}
+    return {version: data for version, data in found.items() if data is not None}
 
 
 def _segments(entries: list[Entry]) -> list[list[Effect] | Move]:
@@ -123,6 +162,7 @@ class _Rewind:
     history: HistoryStore
     force: bool
     forcing: str
+    blobs: dict[str, bytes]
     restored: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     blocked: set[str] = field(default_factory=set)  # paths left as they are: earlier changes stay too
@@ -175,7 +215,7 @@ class _Rewind:
         """Commit the bytes of version ``target`` over what the session left there (``last``; None: nothing)."""
         if key in self.blocked:
             return
-        data = self.history.blob(target) if target is not None else None
+        data = self.blobs.get(target) if target is not None else None
         if data is None:
             self._skip(
                 key,
@@ -185,31 +225,45 @@ class _Rewind:
                 ),
             )
             return
-        with self._step(key):
-            gate = _RestoringGate(self.ctx, self._expected(key, last))
+        with self._step(key, target):
+            gate = _RestoringGate(self.ctx, key, self._expected(key, last))
             self.ctx.provider.commit(self._path(key), gate, data, cancel=None)
             self.restored.append(self._path(key))
 
     def _remove(self, key: str, last: State) -> None:
         if key in self.blocked:
             return
-        with self._step(key):
-            expected = self._expected(key, last) if is_version(last) else None
-            self.ctx.provider.remove(self._path(key), _RestoringRemoval(self.ctx, expected), cancel=None)
+        with self._step(key, None):
+            state = self._expected(key, last) if is_version(last) else last
+            self.ctx.provider.remove(self._path(key), _RestoringRemoval(self.ctx, key, state), cancel=None)
             self.restored.append(self._path(key))
 
     def _make_directory(self, key: str) -> None:
         if key in self.blocked:
             return
         ctx = self.ctx
-        with self._step(key):
-            made = ctx.provider.make_directory(self._path(key), lambda directory: check_configuration(ctx, directory))
+
+        def gate(directory: FileState) -> None:
+            check_configuration(ctx, directory)
+            _same_path(directory, key)
+
+        with self._step(key, DIR):
+            made = ctx.provider.make_directory(self._path(key), gate)
             record_change(ctx, [Effect(directory, None, DIR) for directory in made])
             self.restored.append(self._path(key))
 
     # --- a move -------------------------------------------------------------------------------------
 
     def undo_move(self, move: Move) -> None:
+        inside = next((key for key in sorted(self.blocked) if key.startswith(move.destination + "/")), None)
+        if inside is not None and move.kind == DIRECTORY:  # it would carry someone else's change with it
+            self._skip(
+                move.destination,
+                StaleVersion(
+                    f"{self._shown(move.destination)!r} is not moved back to {self._shown(move.source)!r}: "
+                    f"{self._shown(inside)!r} inside it is left as it is"
+                ),
+            )
         if move.source in self.blocked or move.destination in self.blocked:
             reason = StaleVersion(
                 f"{self._shown(move.source)!r} is not moved back from {self._shown(move.destination)!r}, where this "
@@ -219,9 +273,9 @@ class _Rewind:
                 if key not in self.blocked:
                     self._skip(key, reason)
             return
-        with self._step(move.destination):
+        with self._step(move.destination, None, moved_to=(move.source, move.version or move.kind)):
             version = self._expected(move.destination, move.version) if move.is_file else None
-            gate = _MovingBack(self.ctx, version, self.force)
+            gate = _MovingBack(self.ctx, move, version, self.force)
             self.ctx.provider.rename(
                 self._path(move.destination), self._path(move.source), gate, overwrite=self.force, cancel=None
             )
@@ -242,12 +296,47 @@ class _Rewind:
         return now
 
     @contextlib.contextmanager
-    def _step(self, key: str) -> Iterator[None]:
-        """One operation on ``key``: a structured failure leaves the path (and its earlier changes) as it is."""
+    def _step(self, key: str, target: State, *, moved_to: tuple[str, State] | None = None) -> Iterator[None]:
+        """One operation bringing ``key`` to ``target`` (a move's: its source to hold ``moved_to``): a
+        structured failure leaves the path (and its earlier changes) as it is — unless the path is at its
+        target already (a rewind interrupted after its operation landed, run again)."""
         try:
             yield
         except HarnessError as exc:
+            there, state = moved_to if moved_to is not None else (key, target)
+            if (
+                isinstance(exc, StaleVersion)
+                and self._holds(key, None if moved_to else target)
+                and self._holds(there, state)
+            ):
+                self._observe(there, state)
+                self.restored.append(self._path(there))
+                return
             self._skip(key, exc)
+
+    def _holds(self, key: str, state: State) -> bool:
+        """Whether ``key`` holds ``state`` now, at that very path."""
+        path = self._path(key)
+        try:
+            found = self.ctx.provider.stat(path)
+        except HarnessError as exc:
+            return state is None and exc.code == "FS_NOT_FOUND"
+        if found.key != key or state is None:
+            return False
+        if state in (DIR, DIRECTORY):
+            return found.kind == DIRECTORY
+        if found.kind != FILE or not is_version(state):
+            return found.kind == state
+        try:
+            _, version = self.ctx.provider.current_version(path, lambda: None)
+        except HarnessError:
+            return False
+        return version == state
+
+    def _observe(self, key: str, state: State) -> None:
+        observation = Present(state) if is_version(state) and state is not None else ABSENT if state is None else None
+        if observation is not None:
+            record_observations(self.ctx, {key: observation}, f"{self._shown(key)!r} was found restored")
 
     def _skip(self, key: str, exc: HarnessError) -> None:
         self.blocked.add(key)
@@ -296,17 +385,30 @@ def _stale_message(path: str, exc: HarnessError, forcing: str) -> str:
     return f"{what}; left as it is{hint}"
 
 
-class _RestoringGate(SessionGate):
-    """A rewind's commit: the configuration gates, and the version history says the file has (not the
-    session's observation, which the rewind does not need)."""
+def _same_path(file: FileState, key: str) -> None:
+    """The path must still lead where history recorded: a directory on the way replaced by a symlink
+    would make the rewind act on files the session never touched."""
+    if file.key != key:
+        raise StaleVersion(
+            f"{file.display!r} now leads somewhere else than when this session changed it (a directory on its "
+            "path was replaced, by a symlink perhaps)",
+            details={"found": "moved"},
+        )
 
-    def __init__(self, ctx: ToolContext, expected: str | None) -> None:
+
+class _RestoringGate(SessionGate):
+    """A rewind's commit: the configuration gates, the path leading where it did, and the version history
+    says the file has (not the session's observation, which the rewind does not need)."""
+
+    def __init__(self, ctx: ToolContext, key: str, expected: str | None) -> None:
         super().__init__(ctx, Intent.WRITE)
+        self._key = key
         self._expected = expected
 
     def expect(self, file: FileState) -> str | None:
         self.display = file.display
         check_configuration(self.ctx, file)
+        _same_path(file, self._key)
         if not file.exists and self._expected is not None:
             raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"})
         self.expected = self._expected
@@ -314,37 +416,55 @@ class _RestoringGate(SessionGate):
 
 
 class _RestoringRemoval(RemovalGate):
-    def __init__(self, ctx: ToolContext, expected: str | None) -> None:
+    """A rewind's removal of what the session made: a file at the version it left, or a directory it made
+    that is still a directory — never whatever else is there now."""
+
+    def __init__(self, ctx: ToolContext, key: str, state: State) -> None:
         super().__init__(ctx)
-        self._expected = expected
+        self._key = key
+        self._state = state
 
     def expect(self, file: FileState) -> str | None:
         self.display, self.kind = file.display, file.kind
         check_configuration(self.ctx, file)
-        if file.kind != FILE:
-            return None
-        self.expected = self._expected
+        _same_path(file, self._key)
+        wanted = DIRECTORY if self._state == DIR else FILE
+        if file.kind != wanted:
+            now = "a directory" if file.kind == DIRECTORY else f"a {file.kind}" if file.kind else "something else"
+            was = "the directory this session made" if wanted == DIRECTORY else "the file this session left"
+            raise StaleVersion(f"{file.display!r} is no longer {was}: it is {now} now", details={"found": "replaced"})
+        self.expected = self._state if wanted == FILE else None
         return self.expected
 
 
 class _MovingBack(MovingGate):
-    """A rewind's move back: the configuration gates, the version history says the file has, and
-    nothing at the original path (unless forced over a file there)."""
+    """A rewind's move back: the configuration gates, both paths leading where they did, the entry at the
+    destination of the kind (and a file at the version) history recorded, and nothing at the original
+    path (unless forced over a file there)."""
 
-    def __init__(self, ctx: ToolContext, version: str | None, force: bool) -> None:
+    def __init__(self, ctx: ToolContext, move: Move, version: str | None, force: bool) -> None:
         super().__init__(ctx)
+        self._move = move
         self._version = version
         self._force = force
 
     def expect_source(self, file: FileState) -> str | None:
         check_configuration(self.ctx, file)
+        _same_path(file, self._move.destination)
         if not file.exists:
             raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"})
+        if file.kind != self._move.kind:
+            raise StaleVersion(
+                f"{file.display!r} is no longer the {self._move.kind} this session moved there: it is a "
+                f"{file.kind} now",
+                details={"found": "replaced"},
+            )
         self.version = self._version if file.kind == FILE else None
         return self.version
 
     def expect_destination(self, file: FileState) -> str | None:
         check_configuration(self.ctx, file)
+        _same_path(file, self._move.source)
         if not file.exists:
             return None
         if not self._force or file.kind != FILE:

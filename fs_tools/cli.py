@@ -396,6 +396,8 @@ def _history(args: argparse.Namespace) -> int:
     """``checkpoint``, ``history``, ``diff`` and ``rewind`` of a ``call`` session (SPEC §16)."""
     roots, options = _roots(args.root), _workspace_options(args)
     session_key, state = _session_state(args, roots)
+    if args.command != "checkpoint" and not state.exists():
+        raise _BadSetup(f"no state file {str(state)!r}: it is made by the first 'fs-tools call' (or checkpoint)")
     with _opened_workspace(roots, store=state, **options) as workspace:
         session = workspace.session(session_key)
         try:
@@ -417,9 +419,13 @@ def _history_line(entry: Any) -> str:
     import datetime
 
     when = datetime.datetime.fromtimestamp(entry.time).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    if entry.kind == "mark":
-        return f"{entry.mark}  {when}  checkpoint" + (f" {entry.label}" if entry.label else "")
-    return f"{entry.mark}  {when}  {entry.tool}  {', '.join(entry.paths)}"
+    if entry.kind == "mark":  # one line each: a label or a name with a newline is shown quoted
+        return f"{entry.mark}  {when}  checkpoint" + (f" {_one_line(entry.label)}" if entry.label else "")
+    return f"{entry.mark}  {when}  {entry.tool}  {', '.join(_one_line(path) for path in entry.paths)}"
+
+
+def _one_line(text: str) -> str:
+    return text if text.isprintable() else repr(text)
 
 
 def _rewound(session: Any, mark: str, force: bool) -> int:

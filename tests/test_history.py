@@ -695,3 +695,106 @@ def test_a_store_shared_by_two_projects_shows_each_only_its_own_changes(tmp_path
         assert s.diff() == ""
         assert not s.rewind(mark).is_error
     assert (first / "one.txt").exists()
+
+
+# --- found on the second review ------------------------------------------------------------------------------
+
+
+def test_a_move_of_another_file_does_not_split_a_files_restore(root: Path, workspace: Workspace) -> None:
+    (root / "a.txt").write_text("a0\n")
+    (root / "x.txt").write_text("x\n")
+    s, other = workspace.session("agent"), workspace.session("other")
+    for path in ("a.txt", "x.txt"):
+        ok(s, "read", {"file_path": path})
+    mark = s.checkpoint()
+    ok(s, "write", {"file_path": "a.txt", "content": "a1\n"})
+    ok(s, "move", {"source": "x.txt", "destination": "y.txt"})
+    ok(s, "write", {"file_path": "a.txt", "content": "a2\n"})
+    checks: list[str] = []
+
+    class Count:
+        def operation_started(self, key: str) -> None:
+            pass
+
+        def read_recorded(self, key: str) -> None:
+            pass
+
+        def version_checked(self, key: str) -> None:
+            checks.append(key.rsplit("/", 1)[-1])
+
+    stop = workspace.provider.listen(Count())
+    try:
+        assert not s.rewind(mark).is_error
+    finally:
+        stop()
+    assert checks.count("a.txt") == 1  # one commit: a2 -> a0, never through a1
+    assert (root / "a.txt").read_text() == "a0\n" and (root / "x.txt").exists()
+    # someone else's change between the session's two edits is seen across the move too
+    ok(s, "read", {"file_path": "a.txt"})
+    ok(s, "read", {"file_path": "x.txt"})
+    mark = s.checkpoint()
+    ok(s, "write", {"file_path": "a.txt", "content": "a1\n"})
+    ok(other, "read", {"file_path": "a.txt"})
+    ok(other, "write", {"file_path": "a.txt", "content": "theirs\n"})
+    ok(s, "move", {"source": "x.txt", "destination": "y.txt"})
+    ok(s, "read", {"file_path": "a.txt"})
+    ok(s, "write", {"file_path": "a.txt", "content": "a3\n"})
+    report = s.rewind(mark)
+    assert [(item.path, item.code) for item in report.skipped] == [("a.txt", "FS_STALE_VERSION")]
+    assert (root / "a.txt").read_text() == "a3\n"  # left as it is, as the report says
+
+
+def test_a_damaged_history_row_never_fails_a_write(root: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    store = tmp_path / "state.db"
+    (root / "a.txt").write_text("one\n")
+    with Workspace(root, store=store, max_history_bytes=3_000) as ws:
+        s = ws.session("agent")
+        ok(s, "read", {"file_path": "a.txt"})
+        ok(s, "write", {"file_path": "a.txt", "content": "two\n"})
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE history SET steps = 'not json'")
+    with Workspace(root, store=store, max_history_bytes=3_000) as ws:
+        s = ws.session("agent")
+        for number in range(5):  # each append trims, meeting the damaged row
+            ok(s, "write", {"file_path": "a.txt", "content": f"version {number}\n" * 20})
+        assert (root / "a.txt").read_text() == "version 4\n" * 20
+        ok(s, "edit", {"file_path": "a.txt", "old_string": "version 4\n" * 20, "new_string": "done\n"})
+
+
+def test_what_the_rewind_tool_returns_stays_bounded(root: Path) -> None:
+    with Workspace(root, tools=["write", "checkpoint", "rewind"]) as ws:
+        s = ws.session("model")
+        mark = s.call("checkpoint", {}).value["mark"]
+        for number in range(260):
+            ok(s, "write", {"file_path": f"f{number:03}.txt", "content": "mine\n"})
+        for number in range(260):
+            (root / f"f{number:03}.txt").write_text("the user's\n")
+        result = s.call("rewind", {"mark": mark})
+        assert len(result.text.splitlines()) <= 25 and "and 240 more left as they are" in result.text
+        assert len(result.value["skipped"]) == 200 and result.value["more_skipped"] == 60
+        long = s.call("rewind", {"mark": "m1-" + "0" * 100_000})
+        assert long.error is not None and len(long.text) < 400
+
+
+def test_a_move_back_onto_a_recreated_source_names_the_source(root: Path, workspace: Workspace) -> None:
+    (root / "a.txt").write_text("a\n")
+    s = workspace.session("agent")
+    ok(s, "read", {"file_path": "a.txt"})
+    mark = s.checkpoint()
+    ok(s, "move", {"source": "a.txt", "destination": "b.txt"})
+    (root / "a.txt").write_text("someone else's a\n")
+    [skipped] = s.rewind(mark).skipped
+    assert skipped.message.startswith("'a.txt' exists again")
+    assert (root / "a.txt").read_text() == "someone else's a\n" and (root / "b.txt").read_text() == "a\n"
+
+
+def test_the_cli_needs_an_existing_state_file_to_list_diff_or_rewind(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nowhere" / "state.db"
+    for command in (["history"], ["diff"], ["rewind", "m1-00000000"]):
+        assert main([*command, "--root", str(root), "--session", "k", "--state", str(missing)]) == 2
+        assert "no state file" in capsys.readouterr().err
+    assert not missing.parent.exists()

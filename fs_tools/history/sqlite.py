@@ -11,6 +11,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
+from fs_tools.errors import StoreUnavailable
 from fs_tools.history.model import DEFAULT_HISTORY_BYTES, Entry, Step, decode_steps, encode_steps, entry_size
 
 SCHEMA = """
@@ -122,7 +123,7 @@ class SqliteHistory:
                 break
             seq, session, steps, size = row
             db.execute("DELETE FROM history WHERE seq = ?", (seq,))
-            total -= size
+            total -= size if isinstance(size, int) else 0
             for version in _versions(steps):
                 db.execute("UPDATE history_blobs SET refs = refs - 1 WHERE version = ?", (version,))
                 found = db.execute(
@@ -144,10 +145,16 @@ class SqliteHistory:
                 "SELECT seq, at, tool, call, label, steps FROM history WHERE session = ? AND seq > ? ORDER BY seq",
                 (self._encode(session), after),
             ).fetchall()
-        return [
-            Entry(seq, session, at, tool, call, label, decode_steps(json.loads(steps)))
-            for seq, at, tool, call, label, steps in rows
-        ]
+        entries = []
+        for seq, at, tool, call, label, steps in rows:
+            try:
+                entries.append(Entry(seq, session, float(at), tool, call, label, decode_steps(json.loads(steps))))
+            except (TypeError, ValueError, IndexError) as exc:  # a row damaged outside fs-tools
+                raise StoreUnavailable(
+                    f"the history store's entry {seq} is damaged ({type(exc).__name__}); history, diff and rewind "
+                    "need a store fs-tools wrote"
+                ) from exc
+        return entries
 
     def blob(self, version: str) -> bytes | None:
         with self._statement() as db:
@@ -181,5 +188,10 @@ class SqliteHistory:
             return int(db.execute("SELECT bytes FROM history_total").fetchone()[0])
 
 
-def _versions(steps: str) -> set[str]:
-    return Entry(0, "", 0.0, steps=decode_steps(json.loads(steps))).versions()
+def _versions(steps: object) -> set[str]:
+    """The versions a stored entry names; none for a row damaged outside fs-tools (it is dropped all the
+    same, and the bytes only it named stay until the store is made afresh)."""
+    try:
+        return Entry(0, "", 0.0, steps=decode_steps(json.loads(steps))).versions()  # type: ignore[arg-type]
+    except (TypeError, ValueError, IndexError):
+        return set()

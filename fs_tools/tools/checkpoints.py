@@ -21,7 +21,8 @@ from fs_tools.tools.presenting import short, text_of
 from fs_tools.tools.rewind import entries_since, history_of, rewind, within_roots
 
 MAX_DIFF_CHARACTERS = 100_000  # what the diff tool shows the model at most
-MAX_LISTED = 200  # the history tool's newest entries
+MAX_LISTED = 200  # the history tool's newest entries; the rewind tool's paths
+MAX_SHOWN = 20  # paths a text names before "and N more"
 
 
 def checkpoint(ctx: ToolContext, label: str | None) -> str:
@@ -35,20 +36,28 @@ def listing(ctx: ToolContext) -> list[HistoryEntry]:
     no mark falls inside a call."""
     store = history_of(ctx).identity
     listed: list[HistoryEntry] = []
+    paths: dict[str, None] = {}  # the paths of the last change listed, gathered across its call
     last_call: str | None = None
+
+    def close() -> None:
+        if listed and listed[-1].kind == "change":
+            listed[-1] = dataclasses.replace(listed[-1], paths=tuple(paths))
+
     for entry in within_roots(ctx, history_of(ctx).entries(ctx.session)):
         if entry.is_mark:
+            close()
             listed.append(HistoryEntry("mark", make_mark(ctx.session, entry.seq, store), entry.time, label=entry.label))
             last_call = None
             continue
-        paths = tuple(_path(ctx, key) for key in entry.paths())
-        if entry.call and entry.call == last_call:
-            joined = listed[-1]
-            listed[-1] = dataclasses.replace(joined, paths=tuple(dict.fromkeys(joined.paths + paths)))
-            continue
-        mark = make_mark(ctx.session, entry.seq - 1, store)
-        listed.append(HistoryEntry("change", mark, entry.time, tool=entry.tool, paths=tuple(dict.fromkeys(paths))))
-        last_call = entry.call
+        if not (entry.call and entry.call == last_call):
+            close()
+            paths = {}
+            listed.append(
+                HistoryEntry("change", make_mark(ctx.session, entry.seq - 1, store), entry.time, tool=entry.tool)
+            )
+            last_call = entry.call
+        paths.update(dict.fromkeys(_path(ctx, key) for key in entry.paths()))
+    close()
     return listed
 
 
@@ -114,6 +123,7 @@ class HistoryEntryOutput(ToolOutputModel):
     label: str | None
     tool: str | None
     paths: list[str]
+    more_paths: int
 
 
 class HistoryOutput(ToolOutputModel):
@@ -137,7 +147,8 @@ def run_history(ctx: ToolContext, args: HistoryArgs) -> ToolOutput:
             "time": _time(entry.time),
             "label": entry.label,
             "tool": entry.tool,
-            "paths": list(entry.paths),
+            "paths": list(entry.paths[:MAX_SHOWN]),
+            "more_paths": max(0, len(entry.paths) - MAX_SHOWN),
         }
         for entry in shown
     ]
@@ -147,7 +158,7 @@ def run_history(ctx: ToolContext, args: HistoryArgs) -> ToolOutput:
 def _line(entry: HistoryEntry) -> str:
     if entry.kind == "mark":
         return f"{entry.mark}  checkpoint" + (f" {entry.label!r}" if entry.label else "")
-    paths = ", ".join(entry.paths[:5]) + (f" and {len(entry.paths) - 5} more" if len(entry.paths) > 5 else "")
+    paths = ", ".join(entry.paths[:5]) + (f" and {len(entry.paths) - 5:,} more" if len(entry.paths) > 5 else "")
     return f"{entry.mark}  {entry.tool} {paths}"
 
 
@@ -222,7 +233,9 @@ class SkippedOutput(ToolOutputModel):
 
 class RewindOutput(ToolOutputModel):
     restored: list[str]
+    more_restored: int
     skipped: list[SkippedOutput]
+    more_skipped: int
 
 
 def run_rewind(ctx: ToolContext, args: RewindArgs) -> ToolOutput:
@@ -233,12 +246,18 @@ def run_rewind(ctx: ToolContext, args: RewindArgs) -> ToolOutput:
     if report.code is not None:
         raise HistoryTrimmed(report.message)
     lines = [report.message + "."]
-    lines += [f"- {item.path}: {item.code}: {item.message}" for item in report.skipped]
+    lines += [f"- {item.path}: {item.code}: {item.message}" for item in report.skipped[:MAX_SHOWN]]
+    if len(report.skipped) > MAX_SHOWN:
+        lines.append(f"- and {len(report.skipped) - MAX_SHOWN:,} more left as they are")
     if report.restored:
-        lines.append("Read a restored file again before you change it.")
+        lines.append("What you read of the restored files is current again: you may edit them without reading.")
     value = {
-        "restored": report.restored,
-        "skipped": [{"path": item.path, "code": item.code, "message": item.message} for item in report.skipped],
+        "restored": report.restored[:MAX_LISTED],
+        "more_restored": max(0, len(report.restored) - MAX_LISTED),
+        "skipped": [
+            {"path": item.path, "code": item.code, "message": item.message} for item in report.skipped[:MAX_LISTED]
+        ],
+        "more_skipped": max(0, len(report.skipped) - MAX_LISTED),
     }
     return ToolOutput(text="\n".join(lines), value=value)
 

@@ -108,8 +108,8 @@ def record_change(ctx: ToolContext, steps: Sequence[Step], *snapshots: Snapshot 
     }
     try:
         ctx.history.append(ctx.session, tool=ctx.tool, call=ctx.call, label=None, steps=steps, blobs=blobs)
-    except StoreUnavailable as exc:
-        log.error("a change by %r (%s) was made but not recorded in history: %s", ctx.session, ctx.tool, exc)
+    except Exception:  # any failure of the store (a damaged row included): the change stands, unrecorded
+        log.exception("a change by %r (%s) was made but not recorded in history", ctx.session, ctx.tool)
 
 
 def state_of(kind: str, snap: Snapshot | None, version: str | None = None) -> State:

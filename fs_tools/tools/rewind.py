@@ -95,11 +95,13 @@ def rewind(ctx: ToolContext, mark: str, *, force: bool = False, forcing: str = "
             ),
         )
     work = _Rewind(ctx, history, force, forcing, _targets(history, changes))
-    for segment in reversed(_segments(changes)):
+    apart, segments = _segments(changes)
+    for segment in reversed(segments):
         if isinstance(segment, Move):
             work.undo_move(segment)
         else:
             work.restore(segment)
+    work.restore(apart)
     left = {item.path for item in work.skipped}
     report = RewindReport(
         restored=[path for path in dict.fromkeys(work.restored) if path not in left], skipped=work.skipped
@@ -121,24 +123,49 @@ def _targets(history: HistoryStore, entries: list[Entry]) -> dict[str, bytes]:
     return {version: data for version, data in found.items() if data is not None}
 
 
-def _segments(entries: list[Entry]) -> list[list[Effect] | Move]:
-    """The steps in time order: runs of path changes, and the moves between them."""
+def _segments(entries: list[Entry]) -> tuple[list[Effect], list[list[Effect] | Move]]:
+    """The steps in time order, in two parts: the changes of paths no move touches (restored by their net
+    effect across the whole range: one operation per file), and, for the paths a move does touch (its
+    ends, what is below them, the directories above them), runs of changes between the moves."""
+    ends = {
+        key
+        for entry in entries
+        for step in entry.steps
+        if isinstance(step, Move)
+        for key in (step.source, step.destination)
+    }
+    above = {parent for key in ends for parent in _parents(key)}
+
+    def moved(key: str) -> bool:
+        return key in ends or key in above or any(parent in ends for parent in _parents(key))
+
+    apart: list[Effect] = []
     segments: list[list[Effect] | Move] = []
     for entry in entries:
         for step in entry.steps:
             if isinstance(step, Move):
                 segments.append(step)
+            elif not moved(step.key):
+                apart.append(step)
             elif segments and isinstance(segments[-1], list):
                 segments[-1].append(step)
             else:
                 segments.append([step])
-    return segments
+    return apart, segments
+
+
+def _parents(key: str) -> list[str]:
+    parents = []
+    while "/" in key.strip("/"):
+        key = key.rsplit("/", 1)[0]
+        parents.append(key)
+    return parents
 
 
 def _summary(report: RewindReport, mark: str) -> str:
     done = f"restored {len(report.restored)} path(s) to how they were at {mark}"
     if not report.restored and not report.skipped:
-        return f"nothing to rewind: this session changed nothing since {mark}"
+        return f"nothing to rewind: every path this session changed since {mark} is as it was then"
     if not report.skipped:
         return done[0].upper() + done[1:]
     left = "; ".join(f"{item.path!r}: {item.code}" for item in report.skipped[:5])
@@ -255,8 +282,11 @@ class _Rewind:
     # --- a move -------------------------------------------------------------------------------------
 
     def undo_move(self, move: Move) -> None:
-        inside = next((key for key in sorted(self.blocked) if key.startswith(move.destination + "/")), None)
-        if inside is not None and move.kind == DIRECTORY:  # it would carry someone else's change with it
+        inside = None
+        if move.kind == DIRECTORY:  # moved back, it would carry a path left as it is with it
+            below = move.destination + "/"
+            inside = min((key for key in self.blocked if key.startswith(below)), default=None)
+        if inside is not None:
             self._skip(
                 move.destination,
                 StaleVersion(
@@ -374,7 +404,7 @@ def _stale_message(path: str, exc: HarnessError, forcing: str) -> str:
     if found == "deleted":
         what = f"{path!r} was deleted by someone else after this session's last change to it"
     elif found == "exists":
-        what = f"{path!r} was created by someone else after this session's change"
+        what = f"{exc.message} (someone else put it there after this session's change)"
     elif isinstance(lines, tuple) and len(lines) == 2:
         first, last = lines
         span = f"line {first} differs" if first == last else f"lines {first}-{last} differ"

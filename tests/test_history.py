@@ -798,3 +798,20 @@ def test_the_cli_needs_an_existing_state_file_to_list_diff_or_rewind(
         assert main([*command, "--root", str(root), "--session", "k", "--state", str(missing)]) == 2
         assert "no state file" in capsys.readouterr().err
     assert not missing.parent.exists()
+
+
+def test_a_directory_move_is_not_undone_for_another_directory_of_the_same_name(
+    root: Path, workspace: Workspace
+) -> None:
+    (root / "src").mkdir()
+    (root / "src" / "mine.txt").write_text("mine\n")
+    s = workspace.session("agent")
+    mark = s.checkpoint()
+    ok(s, "move", {"source": "src", "destination": "lib"})
+    (root / "lib").rename(root / "kept")  # the user moves it on, and makes a lib of their own
+    (root / "lib").mkdir()
+    (root / "lib" / "theirs.txt").write_text("theirs\n")
+    report = s.rewind(mark)
+    assert [(item.path, item.code) for item in report.skipped] == [("lib", "FS_STALE_VERSION")]
+    assert "another directory" in report.skipped[0].message
+    assert (root / "lib" / "theirs.txt").exists() and not (root / "src").exists()

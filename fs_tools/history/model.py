@@ -44,6 +44,7 @@ class Move:
     kind: str  # the provider's kind: FILE, DIRECTORY or SYMLINK
     version: str | None = None
     replaced: str | None = None
+    identity: str = ""  # a directory's device and inode: the rewind moves back that directory only
 
     @property
     def is_file(self) -> bool:
@@ -88,7 +89,7 @@ def encode_steps(steps: Sequence[Step]) -> list[list[object]]:
     return [
         ["e", step.key, step.before, step.after]
         if isinstance(step, Effect)
-        else ["m", step.source, step.destination, step.kind, step.version, step.replaced]
+        else ["m", step.source, step.destination, step.kind, step.version, step.replaced, step.identity]
         for step in steps
     ]
 
@@ -99,7 +100,8 @@ def decode_steps(rows: Sequence[Sequence[object]]) -> tuple[Step, ...]:
         if row[0] == "e":
             steps.append(Effect(str(row[1]), _state(row[2]), _state(row[3])))
         else:
-            steps.append(Move(str(row[1]), str(row[2]), str(row[3]), _state(row[4]), _state(row[5])))
+            identity = str(row[6]) if len(row) > 6 else ""  # stores made before it was recorded
+            steps.append(Move(str(row[1]), str(row[2]), str(row[3]), _state(row[4]), _state(row[5]), identity))
     return tuple(steps)
 
 

@@ -130,10 +130,12 @@ class MoveGate(Protocol):
         moved: Snapshot | None = None,
         replaced: Snapshot | None = None,
         made: tuple[str, ...] = (),
+        identity: str = "",
     ) -> None:
         """The move of an entry of ``kind`` is done; called under both locks. ``moved`` is a regular file's
         snapshot and ``replaced`` the file it replaced at the destination, as verified (bytes empty when
-        over the whole-file limit); ``made`` the keys of the destination's parent directories made."""
+        over the whole-file limit); ``made`` the keys of the destination's parent directories made;
+        ``identity`` the entry's device and inode (as ``stat`` gives them)."""
         ...
 
 
@@ -146,6 +148,7 @@ class Status:
     size: int
     mode: int  # the permission bits
     mtime_ns: int
+    identity: str = ""  # device and inode: which entry it is, whatever its name or content
 
 
 @dataclass(frozen=True)

@@ -348,6 +348,7 @@ class FileProvider:
                 current.st_size,
                 stat.S_IMODE(current.st_mode),
                 current.st_mtime_ns,
+                _identity(current),
             )
 
     def make_directory(self, path: str, gate: Callable[[FileState], None]) -> tuple[str, ...]:
@@ -627,7 +628,9 @@ class FileProvider:
                     )
             if across:
                 self._move_across(src, dst, kind, verified, expected_dst, replaced, cancel)
-            gate.moved(src.key, dst.key, kind, moved=verified, replaced=replaced, made=dst.made_keys())
+            gate.moved(
+                src.key, dst.key, kind, moved=verified, replaced=replaced, made=dst.made_keys(), identity=_identity(now)
+            )
 
     def _rename(self, src: Resolved, dst: Resolved, kind: str, replaced: Snapshot | None) -> None:
         """Rename ``src`` to ``dst``: without replacing anything, or — over the verified ``replaced`` —
@@ -1226,6 +1229,10 @@ class FileProvider:
 class _Discard:
     def feed(self, chunk: bytes) -> None:
         pass
+
+
+def _identity(info: os.stat_result) -> str:
+    return f"{info.st_dev}:{info.st_ino}"
 
 
 def _check_cancel(cancel: CancelToken | None, what: str) -> None:

@@ -66,11 +66,12 @@ class MovingGate:
         moved: Snapshot | None = None,
         replaced: Snapshot | None = None,
         made: tuple[str, ...] = (),
+        identity: str = "",
     ) -> None:
         store, session = self.ctx.store, self.ctx.session
         steps: list[Step] = [Effect(directory, None, DIR) for directory in made]
         version = self.version if kind == FILE else None
-        steps.append(Move(source_key, destination_key, kind, version, self.replaced_version))
+        steps.append(Move(source_key, destination_key, kind, version, self.replaced_version, identity))
         record_change(self.ctx, steps, moved, replaced)
 
         def followed() -> dict[str, Observation]:

@@ -483,14 +483,24 @@ class _MovingBack(MovingGate):
         _same_path(file, self._move.destination)
         if not file.exists:
             raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"})
-        if file.kind != self._move.kind:
+        if file.kind != self._move.kind or (file.kind == DIRECTORY and not self._same_directory(file)):
+            now = f"a {file.kind}" if file.kind != self._move.kind else "another directory"
             raise StaleVersion(
-                f"{file.display!r} is no longer the {self._move.kind} this session moved there: it is a "
-                f"{file.kind} now",
+                f"{file.display!r} is no longer the {self._move.kind} this session moved there: it is {now} now",
                 details={"found": "replaced"},
             )
         self.version = self._version if file.kind == FILE else None
         return self.version
+
+    def _same_directory(self, file: FileState) -> bool:
+        """Whether the directory there is the one the session moved (its device and inode; a move recorded
+        before identities were is taken as it is)."""
+        if not self._move.identity:
+            return True
+        try:
+            return self.ctx.provider.stat(file.key).identity == self._move.identity
+        except HarnessError:
+            return False
 
     def expect_destination(self, file: FileState) -> str | None:
         check_configuration(self.ctx, file)

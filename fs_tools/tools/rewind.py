@@ -1,9 +1,10 @@
 """Rewind: put back what a session changed since a mark, file by file, through the provider's atomic
 operations and the configuration gates — and never over a change someone else made.
 
-The session's entries since the mark are read as runs of path changes separated by moves. They are
-undone newest first: a run by its net effect on each path (one atomic commit or removal per file, from
-the state the session left to the state before its first change), a move by moving the entry back. A
+A path no move touches is restored by its net effect across the whole range (one atomic commit or
+removal per file, from the state the session left to the state before its first change). The paths a
+move touches (its ends, what is below them, the directories above them) are read as runs of changes
+between the moves and undone newest first: a run by its net effect, a move by moving the entry back. A
 path is left as it is (``FS_STALE_VERSION`` in the report) when someone else changed it between two of
 the session's changes, or when it no longer holds what the session left there — the provider's
 compare-and-set decides that, at the moment of each operation. ``force`` restores such paths anyway.

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,22 @@ def tree(root: Path) -> dict[str, bytes | None]:
         relative = path.relative_to(root).as_posix()
         found[relative] = None if path.is_dir() else path.read_bytes()
     return found
+
+
+class OnVersionChecked:
+    """A provider listener (the pytest kit's seam) that calls ``then`` when a commit has checked a version."""
+
+    def __init__(self, then: Callable[[str], object]) -> None:
+        self.then = then
+
+    def operation_started(self, key: str) -> None:
+        pass
+
+    def read_recorded(self, key: str) -> None:
+        pass
+
+    def version_checked(self, key: str) -> None:
+        self.then(key)
 
 
 def ok(session: Session, tool: str, arguments: dict[str, object]) -> str:
@@ -531,20 +548,12 @@ def test_a_writer_landing_between_the_rewinds_check_and_its_publish_is_never_clo
     mark = s.checkpoint()
     ok(s, "write", {"file_path": "notes.txt", "content": "the session's\n"})
 
-    class Intruder:
+    def intrude(key: str) -> None:
         """Another program saves the file the moment the rewind has checked its version."""
+        if key.endswith("notes.txt"):
+            (project / "notes.txt").write_text("saved by another program\n")
 
-        def operation_started(self, key: str) -> None:
-            pass
-
-        def read_recorded(self, key: str) -> None:
-            pass
-
-        def version_checked(self, key: str) -> None:
-            if key.endswith("notes.txt"):
-                (project / "notes.txt").write_text("saved by another program\n")
-
-    stop = workspace.provider.listen(Intruder())
+    stop = workspace.provider.listen(OnVersionChecked(intrude))
     try:
         report = s.rewind(mark)
     finally:
@@ -712,17 +721,7 @@ def test_a_move_of_another_file_does_not_split_a_files_restore(root: Path, works
     ok(s, "write", {"file_path": "a.txt", "content": "a2\n"})
     checks: list[str] = []
 
-    class Count:
-        def operation_started(self, key: str) -> None:
-            pass
-
-        def read_recorded(self, key: str) -> None:
-            pass
-
-        def version_checked(self, key: str) -> None:
-            checks.append(key.rsplit("/", 1)[-1])
-
-    stop = workspace.provider.listen(Count())
+    stop = workspace.provider.listen(OnVersionChecked(lambda key: checks.append(key.rsplit("/", 1)[-1])))
     try:
         assert not s.rewind(mark).is_error
     finally:

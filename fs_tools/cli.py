@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from fs_tools import __version__
 
 if TYPE_CHECKING:
+    from fs_tools.history import HistoryEntry
     from fs_tools.result import ToolResult
-    from fs_tools.workspace import Workspace
+    from fs_tools.workspace import Session, Workspace
 
 TOOL_ERROR = 1  # the call ran and its result is an error
 BAD_SETUP = 2  # a bad option, root or file: argparse's status for bad usage, distinct from a tool error (1)
@@ -415,7 +416,7 @@ def _history(args: argparse.Namespace) -> int:
     return 0
 
 
-def _history_line(entry: Any) -> str:
+def _history_line(entry: HistoryEntry) -> str:
     import datetime
 
     when = datetime.datetime.fromtimestamp(entry.time).astimezone().strftime("%Y-%m-%d %H:%M:%S")
@@ -428,7 +429,7 @@ def _one_line(text: str) -> str:
     return text if text.isprintable() else repr(text)
 
 
-def _rewound(session: Any, mark: str, force: bool) -> int:
+def _rewound(session: Session, mark: str, force: bool) -> int:
     report = session.rewind(mark, force=force)
     print(report.message)
     for item in report.skipped:

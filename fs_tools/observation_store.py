@@ -78,9 +78,7 @@ class SqliteStore:
         self.contents = SqliteContents(
             self._db, self._lock, self.path, max_content_bytes if private else 0, busy_ms=round(busy_timeout * 1000)
         )
-        self.history = SqliteHistory(
-            self._statement, _text, _from_text, max_bytes=max_history_bytes, keep_bytes=private
-        )
+        self.history = SqliteHistory(self._statement, _text, max_bytes=max_history_bytes, keep_bytes=private)
 
     def get(self, session: str, key: str) -> Observation | None:
         with self._statement() as db:

@@ -77,12 +77,17 @@ class Entry:
         return list(dict.fromkeys(keys))
 
     def versions(self) -> set[str]:
-        """Every file version the entry names: the bytes a diff or a rewind may need."""
-        found: set[str] = set()
-        for step in self.steps:
-            states = (step.before, step.after) if isinstance(step, Effect) else (step.version, step.replaced)
-            found.update(state for state in states if is_version(state))  # type: ignore[misc]
-        return found
+        return versions_of(self.steps)
+
+
+def versions_of(steps: Sequence[Step]) -> set[str]:
+    """Every file version the steps name: the bytes a diff or a rewind may need."""
+    found: set[str] = set()
+    for step in steps:
+        for state in (step.before, step.after) if isinstance(step, Effect) else (step.version, step.replaced):
+            if state is not None and is_version(state):
+                found.add(state)
+    return found
 
 
 def encode_steps(steps: Sequence[Step]) -> list[list[object]]:

@@ -12,7 +12,15 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from fs_tools.errors import StoreUnavailable
-from fs_tools.history.model import DEFAULT_HISTORY_BYTES, Entry, Step, decode_steps, encode_steps, entry_size
+from fs_tools.history.model import (
+    DEFAULT_HISTORY_BYTES,
+    Entry,
+    Step,
+    decode_steps,
+    encode_steps,
+    entry_size,
+    versions_of,
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS history (
@@ -60,15 +68,13 @@ class SqliteHistory:
         self,
         statement: Statement,
         encode: Callable[[str], str | bytes],
-        decode: Callable[[str | bytes], str],
         *,
         max_bytes: int = DEFAULT_HISTORY_BYTES,
         keep_bytes: bool = True,
     ) -> None:
         self.max_bytes = max_bytes
         self._statement = statement
-        self._encode = encode
-        self._decode = decode
+        self._encode = encode  # a session key as the store keeps it (a lone surrogate: as bytes)
         self._keep_bytes = keep_bytes
 
     @contextlib.contextmanager
@@ -102,8 +108,7 @@ class SqliteHistory:
             seq = cursor.lastrowid
             assert seq is not None
             added = size
-            entry = Entry(seq, session, 0.0, tool, call, label, tuple(steps))
-            for version in sorted(entry.versions()):
+            for version in sorted(versions_of(steps)):
                 if db.execute("UPDATE history_blobs SET refs = refs + 1 WHERE version = ?", (version,)).rowcount:
                     continue
                 data = blobs.get(version)
@@ -192,6 +197,6 @@ def _versions(steps: object) -> set[str]:
     """The versions a stored entry names; none for a row damaged outside fs-tools (it is dropped all the
     same, and the bytes only it named stay until the store is made afresh)."""
     try:
-        return Entry(0, "", 0.0, steps=decode_steps(json.loads(steps))).versions()  # type: ignore[arg-type]
+        return versions_of(decode_steps(json.loads(steps)))  # type: ignore[arg-type]
     except (TypeError, ValueError, IndexError):
         return set()

@@ -164,14 +164,14 @@ def _parents(key: str) -> list[str]:
 
 
 def _summary(report: RewindReport, mark: str) -> str:
-    done = f"restored {len(report.restored)} path(s) to how they were at {mark}"
     if not report.restored and not report.skipped:
-        return f"nothing to rewind: every path this session changed since {mark} is as it was then"
+        return f"Nothing to rewind: every path this session changed since {mark} is as it was then"
+    done = f"Restored {len(report.restored)} path(s) to how they were at {mark}"
     if not report.skipped:
-        return done[0].upper() + done[1:]
+        return done
     left = "; ".join(f"{item.path!r}: {item.code}" for item in report.skipped[:5])
     more = f" and {len(report.skipped) - 5} more" if len(report.skipped) > 5 else ""
-    return f"{done[0].upper() + done[1:]}; left {len(report.skipped)} as they are ({left}{more})"
+    return f"{done}; left {len(report.skipped)} as they are ({left}{more})"
 
 
 @dataclass
@@ -211,14 +211,14 @@ class _Rewind:
             if key in self.blocked or net.first == net.last:
                 continue
             if net.broken and not self.force:
-                path = self._shown(key)
+                path = self._path(key)
                 self._skip(key, StaleVersion(f"{path!r} was changed by someone else between this session's changes"))
             elif net.first in (LINK, OTHER):
                 kind = "a symlink" if net.first == LINK else "a special file"
                 self._skip(
                     key,
                     NotRegularFile(
-                        f"{self._shown(key)!r} was {kind} before this session's change; a rewind restores files and "
+                        f"{self._path(key)!r} was {kind} before this session's change; a rewind restores files and "
                         "directories only, so it is left as it is"
                     ),
                 )
@@ -248,7 +248,7 @@ class _Rewind:
             self._skip(
                 key,
                 HistoryTrimmed(
-                    f"the content {self._shown(key)!r} had before this session's change is no longer kept (the history "
+                    f"the content {self._path(key)!r} had before this session's change is no longer kept (the history "
                     "store keeps at most max_history_bytes, and none in a store file others can read)"
                 ),
             )
@@ -291,13 +291,13 @@ class _Rewind:
             self._skip(
                 move.destination,
                 StaleVersion(
-                    f"{self._shown(move.destination)!r} is not moved back to {self._shown(move.source)!r}: "
-                    f"{self._shown(inside)!r} inside it is left as it is"
+                    f"{self._path(move.destination)!r} is not moved back to {self._path(move.source)!r}: "
+                    f"{self._path(inside)!r} inside it is left as it is"
                 ),
             )
         if move.source in self.blocked or move.destination in self.blocked:
             reason = StaleVersion(
-                f"{self._shown(move.source)!r} is not moved back from {self._shown(move.destination)!r}, where this "
+                f"{self._path(move.source)!r} is not moved back from {self._path(move.destination)!r}, where this "
                 "session moved it: one of them was changed by someone else since"
             )
             for key in (move.source, move.destination):
@@ -367,11 +367,11 @@ class _Rewind:
     def _observe(self, key: str, state: State) -> None:
         observation = Present(state) if is_version(state) and state is not None else ABSENT if state is None else None
         if observation is not None:
-            record_observations(self.ctx, {key: observation}, f"{self._shown(key)!r} was found restored")
+            record_observations(self.ctx, {key: observation}, f"{self._path(key)!r} was found restored")
 
     def _skip(self, key: str, exc: HarnessError) -> None:
         self.blocked.add(key)
-        path = self._shown(key)
+        path = self._path(key)
         if isinstance(exc, SandboxDenied) and exc.details.get("reason") in ("outside", "escape"):
             message = "history names a path outside the workspace roots, which a rewind never touches"
         elif isinstance(exc, NotEmpty):
@@ -384,17 +384,9 @@ class _Rewind:
             message = exc.message
         self.skipped.append(Skipped(path, exc.code, message))
 
-    def _shown(self, key: str) -> str:
-        """The key as messages name it: never a path outside the roots (history comes from a store)."""
-        path = self._path(key)
-        if not path.startswith("/") or any(
-            path == root or path.startswith(root.rstrip("/") + "/") for root in self.ctx.provider.real_root_paths
-        ):
-            return path
-        return "(a path outside the workspace roots)"
-
     def _path(self, key: str) -> str:
-        """The key as the tools take it: relative to the primary root, else (another root's) absolute."""
+        """The key as the tools take it, and as messages name it: relative to the primary root, else
+        (another root's) absolute — never outside the roots, which ``within_roots`` dropped."""
         primary = self.ctx.provider.real_root_paths[0]
         return key[len(primary) + 1 :] if key.startswith(primary + "/") else key
 

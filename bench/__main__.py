@@ -37,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", help="a Python >= 3.12 for the peer environment")
     parser.add_argument(
         "--sections",
-        default="library,peers,mcp,search,memory,diagnosis,syntax,history",
-        help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax,history",
+        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency",
+        help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency",
     )
     args = parser.parse_args(argv)
     peers = not (args.smoke or args.no_peers)
@@ -81,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.history import history_rows
 
         rows += history_rows(args.smoke)
+    if "concurrency" in sections:
+        from bench.concurrency import concurrency_rows
+
+        rows += concurrency_rows(args.smoke)
     machine = machine_info()
     print(render(rows, machine, time.perf_counter() - started))
     Path(args.json).write_text(

@@ -71,8 +71,8 @@ def _run(command: list[str]) -> None:
     subprocess.run(command, capture_output=True, check=False)
 
 
-def raw_python_glob(root: Path) -> int:
-    return sum(1 for _ in root.glob("**/*.py"))
+def raw_python_glob(root: Path, pattern: str = "**/*.py") -> int:
+    return sum(1 for _ in root.glob(pattern))
 
 
 def main() -> int:

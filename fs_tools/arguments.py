@@ -108,6 +108,8 @@ def _check_search_path(value: str) -> str:
 
 def _check_text(value: str) -> str:
     """Content must be encodable as UTF-8 (JSON can carry lone surrogates; files cannot)."""
+    if value.isascii():  # known without a scan (CPython keeps the flag): no surrogate in it
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -64,6 +64,20 @@ def test_the_smoke_run_writes_every_section(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads(out.read_text())["rows"]
     sections = {row["section"] for row in rows}
-    assert {"1 raw baseline", "2 gate overhead", "4 search", "8 history"} <= sections
+    assert {"1 raw baseline", "2 gate overhead", "4 search", "8 history", "9 concurrency"} <= sections
     assert all(row["ratio"] is None or row["ratio"] > 0 for row in rows)
     assert "| section | workload |" in done.stdout
+
+
+def test_the_lock_wait_timer_records_every_wait_and_restores_the_lock(tmp_path: Path) -> None:
+    from bench.concurrency import timed_lock_waits
+    from fs_tools.provider import locks
+
+    original = locks.KeyedLocks.hold
+    (tmp_path / "a.txt").write_text("a\n")
+    with Workspace(tmp_path) as ws, timed_lock_waits() as waits:
+        session = ws.session("s")
+        assert not session.call("read", {"file_path": "a.txt"}).is_error
+        assert not session.call("write", {"file_path": "a.txt", "content": "b\n"}).is_error
+    assert len(waits) == 2 and all(wait >= 0 for wait in waits)  # the read's lock and the write's
+    assert locks.KeyedLocks.hold is original

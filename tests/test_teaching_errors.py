@@ -286,3 +286,22 @@ def test_placeholders_deep_in_a_large_text_are_found_at_their_line() -> None:
     assert new_placeholders(new, "") == [(5001, "# ... rest of the code unchanged"), (10002, "// existing code here")]
     assert new_placeholders(new, "  # ... rest of the code unchanged\n") == [(10002, "// existing code here")]
     assert new_placeholders(body * 10, "") == []
+
+
+def test_a_large_write_is_checked_in_the_lines_it_changes(root: Path, session: Session) -> None:
+    """Content over 64 KB is compared with the file first and only the lines that differ are scanned: a
+    placeholder there is refused at its line in the whole content; one the file already had (kept in
+    place, or moved) is not."""
+    body = "x = request.get(url)\n" * 5000  # 100 KB
+    big = root / "big.py"
+    big.write_text(body + "# ... rest unchanged\n" + body)
+    assert_ok(session.call("read", {"file_path": "big.py", "limit": 1}))
+    added = body + "# ... rest unchanged\n" + body[:-21] + "// existing code here\n"
+    refused = assert_error(session.call("write", {"file_path": "big.py", "content": added}), "FS_OMISSION_PLACEHOLDER")
+    assert "line 10001" in refused.text and "existing code here" in refused.text, refused.text
+    assert big.read_text() == body + "# ... rest unchanged\n" + body
+    moved = "# ... rest unchanged\n" + body + body  # the file's own placeholder, at another line
+    assert_ok(session.call("write", {"file_path": "big.py", "content": moved}))
+    kept = moved + "y = 2\n"  # a change far from the placeholder it keeps
+    assert_ok(session.call("write", {"file_path": "big.py", "content": kept}))
+    assert big.read_text() == kept

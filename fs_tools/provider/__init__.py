@@ -2,7 +2,7 @@
 ``Provider`` protocol, ``FileProvider`` (the real one) and the values they hand out."""
 
 from fs_tools.provider.cache import VersionCache
-from fs_tools.provider.content import TextDecoder, TextFile, count_lines, decode_text, version_of
+from fs_tools.provider.content import TextDecoder, TextFile, changed_span, count_lines, decode_text, version_of
 from fs_tools.provider.face import (
     CancelToken,
     Enter,
@@ -44,6 +44,7 @@ __all__ = [
     "TextFile",
     "VersionCache",
     "Walk",
+    "changed_span",
     "count_lines",
     "decode_text",
     "version_of",

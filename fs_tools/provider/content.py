@@ -196,3 +196,37 @@ def changed_lines(old: bytes, new: bytes) -> LineChange | None:
     while suffix < limit - prefix and a[-1 - suffix] == b[-1 - suffix]:
         suffix += 1
     return LineChange(first=prefix + 1, last=len(b) - suffix)
+
+
+_STRIDE = 1 << 16  # bytes compared at once while looking for where two contents part
+
+
+def changed_span(old: bytes, new: bytes) -> tuple[int, int]:
+    """Byte offsets ``[start, end)`` of ``new`` outside which every line is shared with ``old``: the lines
+    before ``start`` are ``old``'s first lines and those from ``end`` on its last ones, byte for byte
+    (line endings included). Found by comparing slices (C-level), never a Python step per byte or line."""
+    limit = min(len(old), len(new))
+    prefix = _common_length(old, new, limit, from_end=False)
+    start = new.rfind(b"\n", 0, prefix) + 1  # after the last line ending both share at the front
+    suffix = _common_length(old, new, limit - start, from_end=True)  # never into the shared front lines
+    tail = len(new) - suffix
+    cut = new.find(b"\n", tail)  # the first line ending both share at the back; whole lines follow it
+    end = len(new) if cut < 0 else cut + 1
+    return start, end
+
+
+def _common_length(a: bytes, b: bytes, limit: int, *, from_end: bool) -> int:
+    """How many bytes ``a`` and ``b`` share at the front (or the back), at most ``limit``: a stride at a
+    time, then halving the stride where they part."""
+
+    def same(offset: int, size: int) -> bool:
+        if from_end:
+            return a[len(a) - offset - size : len(a) - offset] == b[len(b) - offset - size : len(b) - offset]
+        return a[offset : offset + size] == b[offset : offset + size]
+
+    shared, size = 0, _STRIDE
+    while size:
+        while shared + size <= limit and same(shared, size):
+            shared += size
+        size //= 2
+    return shared

@@ -74,7 +74,7 @@ from fs_tools.provider.walk import (
 log = logging.getLogger("fs_tools.provider")
 
 _READ_ATTEMPTS = 3
-_CHUNK = 1 << 20
+_CHUNK = 1 << 20  # bytes read at once while streaming a file (a read holds a page, not the file)
 DEFAULT_MAX_READ_BYTES = 1 << 30
 # File timestamps as coarse as 2 s (FAT), 1 s (ext4 with 128-byte inodes, HFS+) or a 1-4 ms kernel
 # tick (kernels before 6.13) cannot tell apart two changes within one tick, and a freed inode number is
@@ -122,6 +122,23 @@ class _Collector:
 
     def data(self) -> bytes:
         return b"".join(self._chunks)
+
+
+@dataclasses.dataclass
+class _Temp:
+    """A complete, synced temp file beside its target, open and locked until published or discarded."""
+
+    dir_fd: int
+    fd: int
+    name: str
+    keep: tuple[int, int, int] | None  # the mode, owner and group it was given (None: a new file's)
+    written: os.stat_result
+    taken: bool = False  # a publish took it over: closing and removing it are then the publish's
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.name, dir_fd=self.dir_fd)
+        os.close(self.fd)
 
 
 class FileProvider:
@@ -238,6 +255,9 @@ class FileProvider:
                 _check_cancel(cancel, f"writing {display!r}")
                 target = stack.enter_context(self._resolve(path, create_parents=True))
                 expected = gate.expect(self._state(target))
+            # New bytes are written to a temp and synced before the file's lock is taken: the lock is
+            # held for the checks and the rename, never across an fsync (the directory's comes after it).
+            early = self._early_temp(target, content) if isinstance(content, bytes) else None
             try:
                 with self._locks.hold(target.key, cancel=cancel, display=display):
                     before = None
@@ -245,13 +265,57 @@ class FileProvider:
                         before = self._current(target, expected)
                     data = content if isinstance(content, bytes) else content(before)  # type: ignore[arg-type]
                     _check_cancel(cancel, f"writing {display!r}")
-                    after, replaced, made = self._commit(target, data, expected=expected, basis=before, cancel=cancel)
+                    after, replaced, made = self._commit(
+                        target, data, expected=expected, basis=before, cancel=cancel, early=early
+                    )
                     gate.record(target.key, after, before=replaced, made=made)
-                    return after
             except BaseException:
                 target.remove_created_directories()  # a failed create leaves no empty directories behind
                 raise
+            finally:
+                if early is not None and not early.taken:
+                    early.discard()
+            if early is not None and target.dir_fd is not None:  # the publish left the directory's sync to us
+                _sync_directory(target.dir_fd, display)
+            return after
         raise AssertionError("unreachable")  # pragma: no cover - the with block returns or raises
+
+    def _early_temp(self, target: Resolved, data: bytes) -> _Temp | None:
+        """The new bytes in a synced temp beside the file, made with the mode the file has now (a
+        commit takes it only if the file still has that mode and owner under the lock); None where the
+        file's directory is yet to be made."""
+        if target.staged is not None or target.dir_fd is None or target.name is None:
+            return None
+        try:
+            current = target.leaf_stat()
+        except OSError:
+            return None  # the commit, under the lock, says what is wrong
+        if current is not None and not stat.S_ISREG(current.st_mode):
+            return None
+        keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
+        return self._write_temp(target.dir_fd, data, keep)
+
+    def _write_temp(self, dir_fd: int, data: bytes, keep: tuple[int, int, int] | None, *, sweep: bool = True) -> _Temp:
+        """A new temp in ``dir_fd`` holding ``data``, with ``keep``'s mode and owner, synced to disk;
+        it stays open (and so locked against sweepers) until it is published or discarded. ``sweep``
+        first advances the removal of temps killed writers left in the directory."""
+        if sweep:
+            self._sweeper.sweep(dir_fd)
+        fd, name = create_temp(dir_fd, 0o600 if keep is not None else 0o666)
+        try:
+            _write_all(fd, data)
+            if keep is not None:
+                mode, uid, gid = keep
+                if os.geteuid() == 0:
+                    os.chown(fd, uid, gid)  # the descriptor form of chown (fchown)
+                os.fchmod(fd, _without_set_id(mode))
+            os.fsync(fd)
+            return _Temp(dir_fd, fd, name, keep, os.fstat(fd))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=dir_fd)
+            os.close(fd)
+            raise
 
     @contextlib.contextmanager
     def walk(
@@ -881,7 +945,9 @@ class FileProvider:
             size = 0
             # Never past the size the file had when it was opened: a file that keeps growing (another
             # process appending, or extending it sparsely) cannot keep the read, and the lock, forever.
-            while size < opened.st_size and (chunk := os.read(fd, min(_CHUNK, opened.st_size - size))):
+            # Whole-file work (bounded: the file is kept anyway) reads it at once: no chunks to join.
+            step = max(opened.st_size, 1) if bounded else _CHUNK
+            while size < opened.st_size and (chunk := os.read(fd, min(step, opened.st_size - size))):
                 hasher.update(chunk)
                 size += len(chunk)
                 sink.feed(chunk)
@@ -912,6 +978,7 @@ class FileProvider:
         basis: Snapshot | None = None,
         cancel: CancelToken | None = None,
         attempt: int = 0,
+        early: _Temp | None = None,
     ) -> tuple[Snapshot, Snapshot | None, tuple[str, ...]]:
         """Atomically replace the file if it is still at version ``expected``, or create it if ``expected``
         is None and it still does not exist; ``FS_STALE_VERSION`` otherwise. Returns the new snapshot,
@@ -938,7 +1005,9 @@ class FileProvider:
         if cancel is not None and cancel.is_set():
             raise Aborted(f"writing {display!r} was cancelled before anything was written")
         keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
-        new_stat, replaced = self._publish(target, data, keep, expected=expected, basis=basis, cancel=cancel)
+        new_stat, replaced = self._publish(
+            target, data, keep, expected=expected, basis=basis, cancel=cancel, early=early, sync=early is None
+        )
         _sync_created_directories(target)
         if target.staged is not None and not target.staged.published:
             return self._publish_staging(target, data, new_stat, cancel, attempt)
@@ -1060,6 +1129,8 @@ class FileProvider:
         expected: str | None,
         basis: Snapshot | None,
         cancel: CancelToken | None,
+        early: _Temp | None = None,
+        sync: bool = True,
     ) -> tuple[os.stat_result, Snapshot | None]:
         """Write a complete temp file, then — holding the directory's OS lock, which other processes and
         other workspaces respect too — re-check the expectation and rename it into place.
@@ -1068,6 +1139,9 @@ class FileProvider:
         (cleared as the kernel clears them when a file's content is written); a new file is created
         with mode 0o666 and the kernel applies the process umask, which is never read or changed here.
         Returns the temp's stat and the snapshot of the file it replaced, as verified (None: created).
+        ``early`` is a temp already written (``_early_temp``): taken if it was made with ``keep`` in this
+        directory, else left to its maker to discard. ``sync=False`` leaves the directory's fsync to the
+        caller (done once the file's lock is released).
         """
         display = target.display
         dir_fd, name = target.dir_fd, target.name
@@ -1076,18 +1150,13 @@ class FileProvider:
         published = False
         verified: Snapshot | None = None
         try:
-            if target.staged is None:
-                self._sweeper.sweep(dir_fd)
-            fd, temp = create_temp(dir_fd, 0o600 if keep is not None else 0o666)
+            if early is not None and early.dir_fd == dir_fd and early.keep == keep and target.staged is None:
+                early.taken = True
+                fd, temp, written = early.fd, early.name, early.written
+            else:
+                made = self._write_temp(dir_fd, data, keep, sweep=target.staged is None)
+                fd, temp, written = made.fd, made.name, made.written
             try:  # the temp stays open, and so locked against sweepers, until it is published
-                _write_all(fd, data)
-                if keep is not None:
-                    mode, uid, gid = keep
-                    if os.geteuid() == 0:
-                        os.chown(fd, uid, gid)  # the descriptor form of chown (fchown)
-                    os.fchmod(fd, _without_set_id(mode))
-                os.fsync(fd)
-                written = os.fstat(fd)
                 # Inside staged parent directories no other writer can be (the staging is locked as ours).
                 locked = (
                     directory_lock(dir_fd, self.lock_timeout, cancel, display)
@@ -1116,10 +1185,8 @@ class FileProvider:
             if not published and temp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(temp, dir_fd=dir_fd)
-        try:
-            os.fsync(dir_fd)
-        except OSError as exc:  # the rename is done; some filesystems cannot sync a directory
-            log.warning("directory fsync after writing %r failed: errno %s", display, exc.errno)
+        if sync:
+            _sync_directory(dir_fd, display)  # the rename is done; a failure to sync it is logged
         return written, verified
 
     def _replace(

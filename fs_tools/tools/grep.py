@@ -22,6 +22,7 @@ from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import VCS_DIRECTORIES, plural, shown_path, with_first_rows
 from fs_tools.tools.globpattern import compile_glob, glob_pattern_violations
 from fs_tools.tools.ignore import IgnoreRules
+from fs_tools.tools.prefilter import Prefilter, prefilter
 
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
@@ -133,47 +134,75 @@ class GrepQuery:
     by_file: bool = False  # rows grouped under 'File: path', each 'L12: text' (Gemini CLI's grep)
 
 
-@dataclass
-class _Search:
+@dataclass(frozen=True)
+class _Findings:
+    """What one file gave: ``rows`` to show (at most one past the limit, so the merge can tell it was
+    cut), the matching ``lines`` counted, and how the file ended (searched, binary, over the limit, gone)."""
+
+    outcome: str  # "searched", "binary", "large" or "gone"
+    rows: tuple[str, ...] = ()
+    lines: int = 0  # matching lines the file has (grouped modes), or that its rows show (plain content)
+    matched: bool = False
+    grouped: bool = False
+
+
+_GONE = _Findings("gone")
+_LARGE = _Findings("large")
+_BINARY = _Findings("binary")
+_NONE = _Findings("searched")
+
+
+@dataclass(frozen=True)
+class _FileSearch:
+    """The search of one file's bytes, apart from the rows and counts of the whole search."""
+
+    query: GrepQuery
     matcher: Callable[[str, float], Iterator[Any]]  # (text, seconds left) -> matches
     deadline: float
     max_bytes: int
-    literal: bytes | None  # the pattern's bytes when it is plain text: a cheap filter before decoding
-    query: GrepQuery = field(default_factory=lambda: GrepQuery("."))
-    lines: list[str] = field(default_factory=list)
-    matched: int = 0  # matching lines (rows of context not counted)
-    _file: str = ""  # the file whose rows are being added (rows grouped by file)
-    searched: int = 0
-    with_matches: int = 0
-    skipped_binary: int = 0
-    skipped_large: int = 0
-    skipped_ignored: int = 0
-    truncated: bool = False
+    prefilter: Prefilter | None  # False for a file's bytes that cannot hold a match: not decoded
+    # The pattern's UTF-8 bytes when it is plain text matched line by line: found in the raw bytes,
+    # and only the matching lines decoded. (Text decoded with U+FFFD for invalid bytes holds a literal
+    # exactly where the bytes hold its UTF-8 form: a valid sequence is never absorbed by an invalid one.)
+    literal: bytes | None = None
 
-    def file(self, shown: str, content: tuple[bytes | None, int]) -> None:
+    def __call__(self, shown: str, content: tuple[bytes | None, int]) -> _Findings:
         """Search one file's bytes, as the provider read them: (None, size) for a file over the size
         limit, (None, -1) for one that vanished or could not be read since the walk saw it (skipped)."""
         data, size = content
         if data is None:
-            if size > self.max_bytes:
-                self.skipped_large += 1
-            return
+            return _LARGE if size > self.max_bytes else _GONE
         if b"\0" in data[:_SNIFF]:
-            self.searched += 1
-            self.skipped_binary += 1
-            return
-        if self.literal is None or self.literal in data:  # a plain-text pattern absent from the bytes: no decode
-            text = data.decode("utf-8", "replace")
-            if "\r\n" in text:
-                text = text.replace("\r\n", "\n")  # so "$" matches at the end of a CRLF line, as shown
-            self._lines(shown, text)
-        self.searched += 1  # counted once its search completed (a budget cut inside a file does not count)
-
-    def _lines(self, shown: str, text: str) -> None:
+            return _BINARY
+        if self.prefilter is not None and not self.prefilter(data):
+            return _NONE
+        if self.literal is not None:
+            return self._literal_lines(shown, data, self.literal)
+        if b"\r" in data and b"\r\n" in data:
+            data = data.replace(b"\r\n", b"\n")  # so "$" matches at the end of a CRLF line, as shown
+        text = data.decode("utf-8", "replace")
         query = self.query
         if query.mode != "content" or query.before or query.after or query.multiline:
-            self._grouped(shown, text)
-            return
+            return self._grouped(shown, text)
+        return self._lines(shown, text)
+
+    def _literal_lines(self, shown: str, data: bytes, literal: bytes) -> _Findings:
+        """``_lines`` for a plain-text pattern, on the raw bytes: a C-level find per matching line."""
+        rows: list[str] = []
+        line_no, cursor = 1, 0
+        start = data.find(literal)
+        while start >= 0 and len(rows) <= self.query.max_rows:
+            line_no += data.count(b"\n", cursor, start)
+            begin = data.rfind(b"\n", 0, start) + 1
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end
+            rows.append(self._row(shown, line_no, data[begin:end].decode("utf-8", "replace"), True))
+            cursor = end
+            start = data.find(literal, end)
+        return _Findings("searched", tuple(rows), len(rows), bool(rows))
+
+    def _lines(self, shown: str, text: str) -> _Findings:
+        rows: list[str] = []
         line_no, cursor, last_line = 1, 0, 0
         found = False
         for match in self.matcher(text, self.deadline - time.monotonic()):
@@ -186,31 +215,25 @@ class _Search:
                 continue  # one row per line
             last_line = line_no
             found = True
-            if len(self.lines) >= query.max_rows:
-                self.truncated = True
+            if len(rows) > self.query.max_rows:
                 break
             begin = text.rfind("\n", 0, start) + 1
             end = text.find("\n", start)
-            self.matched += 1
-            self.lines.append(self._row(shown, line_no, text[begin : end if end >= 0 else len(text)], True))
-        if found:
-            self.with_matches += 1
+            rows.append(self._row(shown, line_no, text[begin : end if end >= 0 else len(text)], True))
+        return _Findings("searched", tuple(rows), len(rows), found)
 
     def _row(self, shown: str, line_no: int, line: str, matched: bool) -> str:
         line = line.rstrip("\r")
         if len(line) > MAX_LINE_CHARS:
             line = f"{line[:MAX_LINE_CHARS]}… [{MAX_LINE_CHARS} of {len(line):,} characters shown]"
         if self.query.by_file:
-            if shown != self._file:
-                self._file = shown
-                self.lines.append(f"File: {shown}")
             return f"L{line_no}{':' if matched else '-'} {visible(line)}"
         if not self.query.ripgrep:
             return f"{shown}:{line_no}: {visible(line)}"
         mark = ":" if matched else "-"
         return f"{shown}{mark}{line_no}{mark}{visible(line)}" if self.query.numbers else f"{shown}{mark}{visible(line)}"
 
-    def _grouped(self, shown: str, text: str) -> None:
+    def _grouped(self, shown: str, text: str) -> _Findings:
         """The other modes, and content with context or across lines: the matching lines of the file
         are found first (every line a match spans), then shown as the mode asks."""
         query = self.query
@@ -227,15 +250,88 @@ class _Search:
             for line in range(max(first, hits[-1] + 1 if hits else first), last + 1):
                 hits.append(line)
         if not hits:
-            return
-        self.with_matches += 1
-        self.matched += len(hits)
+            return _NONE
         if query.mode == "files":
-            self._add(shown)
+            rows = [shown]
         elif query.mode == "count":
-            self._add(f"{shown}:{len(hits)}")
+            rows = [f"{shown}:{len(hits)}"]
         else:
-            self._context(shown, text, starts, hits)
+            rows = self._context(shown, text, starts, hits)
+        return _Findings("searched", tuple(rows), len(hits), True, grouped=True)
+
+    def _context(self, shown: str, text: str, starts: list[int], hits: list[int]) -> list[str]:
+        """The matching lines with their context, ``--`` between groups that do not touch."""
+        query, total = self.query, len(starts) - (1 if text.endswith("\n") else 0)
+        wanted: dict[int, bool] = {}
+        for line in hits:
+            for near in range(max(0, line - query.before), min(total, line + query.after + 1)):
+                wanted.setdefault(near, False)
+            wanted[line] = True
+        rows: list[str] = []
+        previous = -1
+        for line in sorted(wanted):
+            if len(rows) > query.max_rows:
+                break
+            if (query.before or query.after) and previous >= 0 and line > previous + 1:
+                rows.append("--")
+            end = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
+            rows.append(self._row(shown, line + 1, text[starts[line] : end], wanted[line]))
+            previous = line
+        return rows
+
+
+@dataclass
+class _Search:
+    """The rows and counts of a whole search, merged from its files in walk order."""
+
+    query: GrepQuery
+    lines: list[str] = field(default_factory=list)
+    matched: int = 0  # matching lines (rows of context not counted)
+    _file: str = ""  # the file whose rows are being added (rows grouped by file)
+    searched: int = 0
+    with_matches: int = 0
+    skipped_binary: int = 0
+    skipped_large: int = 0
+    skipped_ignored: int = 0
+    truncated: bool = False
+
+    def add(self, shown: str, found: _Findings) -> None:
+        """One file's findings; a file counts as searched once its search completed (a budget cut
+        inside a file does not count)."""
+        if found.outcome == "large":
+            self.skipped_large += 1
+        if found.outcome in ("large", "gone"):
+            return
+        self.searched += 1
+        if found.outcome == "binary":
+            self.skipped_binary += 1
+            return
+        if found.matched:
+            self.with_matches += 1
+        if found.grouped:
+            self._grouped(found)
+        else:
+            self._plain(shown, found)
+
+    def _plain(self, shown: str, found: _Findings) -> None:
+        for row in found.rows:
+            if len(self.lines) >= self.query.max_rows:
+                self.truncated = True
+                return
+            if self.query.by_file and shown != self._file:
+                self._file = shown
+                self.lines.append(f"File: {shown}")
+            self.matched += 1
+            self.lines.append(row)
+
+    def _grouped(self, found: _Findings) -> None:
+        self.matched += found.lines
+        context = self.query.before or self.query.after
+        if context and self.lines and self.query.mode == "content" and not self._add("--"):
+            return
+        for row in found.rows:
+            if not self._add(row):
+                return
 
     def _add(self, row: str) -> bool:
         if len(self.lines) >= self.query.max_rows:
@@ -243,24 +339,6 @@ class _Search:
             return False
         self.lines.append(row)
         return True
-
-    def _context(self, shown: str, text: str, starts: list[int], hits: list[int]) -> None:
-        query, total = self.query, len(starts) - (1 if text.endswith("\n") else 0)
-        wanted: dict[int, bool] = {}
-        for line in hits:
-            for near in range(max(0, line - query.before), min(total, line + query.after + 1)):
-                wanted.setdefault(near, False)
-            wanted[line] = True
-        previous = -2
-        for line in sorted(wanted):
-            if (query.before or query.after) and previous >= 0 and line > previous + 1 and not self._add("--"):
-                return
-            if (query.before or query.after) and previous == -2 and self.lines and not self._add("--"):
-                return
-            end = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
-            if not self._add(self._row(shown, line + 1, text[starts[line] : end], wanted[line])):
-                return
-            previous = line
 
 
 def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
@@ -273,18 +351,19 @@ def run_grep(ctx: ToolContext, args: GrepArgs) -> ToolOutput:
 
 def search_files(ctx: ToolContext, query: GrepQuery) -> _Search:
     """Run ``query`` (validated: its pattern compiles, its globs are sound)."""
-    plain = not query.case_insensitive and not query.multiline and re.escape(query.pattern) == query.pattern
     # compiled once per call; validation has refused what it cannot compile
     filters = [compile_glob(query.glob, match_base=True)] if query.glob is not None else []
     types = [compile_glob(pattern, match_base=True) for pattern in query.types]
-    search = _Search(
+    one_file = _FileSearch(
+        query,
         matcher=_matcher(query.pattern, query.case_insensitive, query.multiline),
         deadline=time.monotonic() + ctx.search_seconds,
         max_bytes=ctx.provider.max_file_bytes,
-        literal=query.pattern.encode("utf-8") if plain else None,
-        query=query,
+        prefilter=prefilter(query.pattern, query.case_insensitive),
+        literal=_plain_literal(query),
     )
-    ignores = IgnoreRules(enabled=not query.include_ignored, deadline=search.deadline)
+    search = _Search(query)
+    ignores = IgnoreRules(enabled=not query.include_ignored, deadline=one_file.deadline)
 
     def descend(entry: Entry) -> bool:
         return entry.name not in VCS_DIRECTORIES and not ignores.ignored(entry)
@@ -296,14 +375,24 @@ def search_files(ctx: ToolContext, query: GrepQuery) -> _Search:
     try:
         with provider.walk(query.path, descend=descend, enter=ignores.load, sizes=False, files_too=True) as found:
             if found.file is not None:
-                content = provider.read_entry(found.file, search.max_bytes)
-                search.file(shown_path(found.start, found.file.parts), content)
+                shown = shown_path(found.start, found.file.parts)
+                search.add(shown, one_file(shown, provider.read_entry(found.file, one_file.max_bytes)))
             else:
                 ignores.start = found.start
-                _search_tree(ctx, search, found, ignores, wanted)
+                _search_tree(ctx, search, one_file, found, ignores, wanted)
     except TimeoutError as exc:  # the matcher ran out of budget inside one file, or reading a .gitignore
         raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)}) from exc
     return search
+
+
+_SPECIAL = frozenset(".^$*+?{}[]\\|()\r\n\ufffd")  # a pattern with none of these matches only itself
+
+
+def _plain_literal(query: GrepQuery) -> bytes | None:
+    """The pattern's UTF-8 bytes where it is text that matches only itself, shown one row per line."""
+    grouped = query.mode != "content" or query.before or query.after or query.multiline
+    plain = _SPECIAL.isdisjoint(query.pattern)
+    return query.pattern.encode("utf-8") if plain and not grouped and not query.case_insensitive else None
 
 
 def _matcher(pattern: str, case_insensitive: bool, multiline: bool = False) -> Callable[[str, float], Iterator[Any]]:
@@ -327,19 +416,24 @@ def _matcher(pattern: str, case_insensitive: bool, multiline: bool = False) -> C
 
 
 def _search_tree(
-    ctx: ToolContext, search: _Search, found: Walk, ignores: IgnoreRules, wanted: Callable[[tuple[str, ...]], bool]
+    ctx: ToolContext,
+    search: _Search,
+    one_file: _FileSearch,
+    found: Walk,
+    ignores: IgnoreRules,
+    wanted: Callable[[tuple[str, ...]], bool],
 ) -> None:
+    read_entry, limit, start = ctx.provider.read_entry, one_file.max_bytes, found.start
     for entry in found.entries:
-        if time.monotonic() > search.deadline:
+        if time.monotonic() > one_file.deadline:
             raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)})
         if ignores.ignored(entry):
             search.skipped_ignored += 1
             continue
-        if entry.kind != FILE:
+        if entry.kind != FILE or not wanted(entry.parts):
             continue
-        if not wanted(entry.parts):
-            continue
-        search.file(shown_path(found.start, entry.parts), ctx.provider.read_entry(entry, search.max_bytes))
+        shown = shown_path(start, entry.parts)
+        search.add(shown, one_file(shown, read_entry(entry, limit)))
         if search.truncated:
             return
 

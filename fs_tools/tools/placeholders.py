@@ -66,9 +66,10 @@ def is_placeholder(line: str) -> bool:
     return bool(_PHRASE.match(inner))
 
 
-def refuse_placeholders(new: str, old: str, pointer: str) -> None:
-    """``OmissionPlaceholder`` naming the first placeholder line of ``new`` that ``old`` lacks."""
-    found = new_placeholders(new, old)
+def refuse_placeholders(new: str, old: str, pointer: str, *, first_line: int = 1) -> None:
+    """``OmissionPlaceholder`` naming the first placeholder line of ``new`` that ``old`` lacks (``new``'s
+    first line numbered ``first_line``: a part of the content, the rest being lines ``old`` has)."""
+    found = new_placeholders(new, old, first_line=first_line)
     if not found:
         return
     line, text = found[0]
@@ -85,10 +86,11 @@ def refuse_placeholders(new: str, old: str, pointer: str) -> None:
 _COMMENT_LINE = re.compile(r"^[^\S\n]*(?:\{/\*|\{#|@\*|/\*|<!--|#|//|--|;|%|\*)[^\n]*", re.MULTILINE)
 
 
-def _placeholder_lines(text: str) -> list[tuple[int, str]]:
-    """(1-based line, the line) for each placeholder comment line of ``text``."""
+def _placeholder_lines(text: str, first_line: int = 1) -> list[tuple[int, str]]:
+    """(line number, the line) for each placeholder comment line of ``text``, its first line numbered
+    ``first_line``."""
     found: list[tuple[int, str]] = []
-    number, counted = 1, 0
+    number, counted = first_line, 0
     for match in _COMMENT_LINE.finditer(text):
         line = match.group(0)
         if is_placeholder(line):
@@ -98,13 +100,14 @@ def _placeholder_lines(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def new_placeholders(new: str, old: str) -> list[tuple[int, str]]:
-    """(1-based line of ``new``, the line) for each placeholder in ``new`` that ``old`` does not have."""
+def new_placeholders(new: str, old: str, *, first_line: int = 1) -> list[tuple[int, str]]:
+    """(line of ``new``, the line) for each placeholder in ``new`` that ``old`` does not have, ``new``'s
+    first line numbered ``first_line``."""
     if "..." not in new and "…" not in new:  # then only a phrase can be one: one of its words must be there
         lowered = new.lower()
         if not any(word in lowered for word in _MAYBE_WORDS):
             return []  # the common case, in C-level substring searches (a regex over 5 MB took 0.4 s)
-    found = _placeholder_lines(new)
+    found = _placeholder_lines(new, first_line)
     if not found:
         return []
     had = {line.strip() for _, line in _placeholder_lines(old)}

@@ -1,0 +1,87 @@
+"""A quick look at a file's raw bytes that rules out a grep match before the file is decoded.
+
+Most files of a tree cannot match a pattern: ripgrep's speed comes from never running the regex over
+them. Every match of ``def test_\\w*unicode`` contains ``def test_``, so a file whose bytes lack it is
+skipped without decoding. The check must never skip a file that matches (no false negatives):
+
+- Only literals at the top level of the pattern count (a concatenation: each of them is in every
+  match); anything under a group, a repeat or an alternation is ignored.
+- A literal is looked for as its UTF-8 bytes. Text is decoded with invalid bytes replaced by U+FFFD,
+  so a literal free of U+FFFD that occurs in the text occurs in the bytes. Literals with line endings
+  are not used (CRLF becomes LF before matching). Where ``re`` (whose parser this uses) reads a
+  literal the ``regex`` engine may read syntax: ``c{e<=1}`` is a fuzzy match of ``c``, ``[[:alpha:]]``
+  a POSIX class. A pattern with a literal ``{`` at the top or with ``[:`` is not filtered at all, and
+  ``}`` and ``]`` never count.
+- Case-insensitive: the literal must be ASCII, and it is looked for ignoring ASCII case. That is exact
+  for a file whose bytes are all ASCII, and for any file when the literal has no letter that folds to a
+  non-ASCII one in the ``regex`` engine (``i``: U+0130 İ, U+0131 ı; ``k``: U+212A K; ``s``: U+017F ſ);
+  other files are decoded and searched as before.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from typing import Any
+
+_re_parser: Any = importlib.import_module("re._parser")
+_LITERAL = _re_parser.LITERAL
+# ASCII letters that, ignoring case, also match a non-ASCII character in the regex engine
+# (tests/test_grep_speed.py enumerates every code point to prove this list complete).
+FOLDS_BEYOND_ASCII = frozenset("iIkKsS")
+_UNSAFE = frozenset("\r\n{}]\ufffd")
+
+# (raw bytes) -> False when the file certainly has no match
+Prefilter = Callable[[bytes], bool]
+
+
+def required_literals(pattern: str) -> list[str]:
+    """The runs of literal characters every match of ``pattern`` contains, longest first; [] when the
+    pattern cannot be read that way (see the module's rules)."""
+    if "[:" in pattern:
+        return []
+    try:
+        parsed = _re_parser.parse(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return []
+    if any(op == _LITERAL and argument == ord("{") for op, argument in parsed):
+        return []  # 'c{e<=1}' is a fuzzy match of 'c' to the regex engine: neither 'c' nor the braces are sure
+    runs: list[str] = []
+    current: list[str] = []
+    for op, argument in parsed:
+        if op == _LITERAL and chr(argument) not in _UNSAFE:
+            current.append(chr(argument))
+            continue
+        if current:
+            runs.append("".join(current))
+            current = []
+    if current:
+        runs.append("".join(current))
+    return sorted(runs, key=len, reverse=True)
+
+
+def _global_ignore_case(pattern: str) -> bool:
+    try:
+        return bool(_re_parser.parse(pattern).state.flags & re.IGNORECASE)
+    except (re.error, RecursionError, OverflowError):
+        return True
+
+
+def prefilter(pattern: str, case_insensitive: bool) -> Prefilter | None:
+    """A check on raw bytes that is False only for a file with no match of ``pattern``; None when no
+    literal of the pattern can be used for one."""
+    literals = required_literals(pattern)
+    if not literals:
+        return None
+    if not (case_insensitive or _global_ignore_case(pattern)):
+        needle = literals[0].encode("utf-8")
+        return lambda data: needle in data
+    ascii_literals = [text for text in literals if text.isascii()]
+    if not ascii_literals:
+        return None
+    literal = ascii_literals[0]
+    lowered = literal.lower().encode("ascii")  # bytes.lower() lowers ASCII letters only: 3x a regex search
+    if FOLDS_BEYOND_ASCII.isdisjoint(literal):
+        return lambda data: lowered in data.lower()
+    return lambda data: not data.isascii() or lowered in data.lower()

@@ -37,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", help="a Python >= 3.12 for the peer environment")
     parser.add_argument(
         "--sections",
-        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency",
-        help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency",
+        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup",
+        help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup",
     )
     args = parser.parse_args(argv)
     peers = not (args.smoke or args.no_peers)
@@ -85,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         from bench.concurrency import concurrency_rows
 
         rows += concurrency_rows(args.smoke)
+    if "startup" in sections:
+        from bench.startup import cold_workspace_rows, startup_rows
+
+        node = os.environ.get(NODE_ENV)
+        rows += startup_rows(args.smoke, Path(node) if node else None) + cold_workspace_rows(args.smoke)
     machine = machine_info()
     print(render(rows, machine, time.perf_counter() - started))
     Path(args.json).write_text(
@@ -97,8 +102,10 @@ def main(argv: list[str] | None = None) -> int:
 def _run_inside_peer_environment(args: argparse.Namespace, argv: list[str]) -> int:
     from bench import environment
 
-    python = environment.find_python312(args.python)
-    if python is None:
+    python = environment.find_python312(args.python) if "peers" in args.sections.split(",") else sys.executable
+    if python == sys.executable:
+        interpreter = Path(sys.executable)  # the in-process peers are not asked for: no environment for them
+    elif python is None:
         print(
             "[bench] no Python >= 3.12 found (give one with --python): running without in-process peers",
             file=sys.stderr,

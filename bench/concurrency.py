@@ -1,5 +1,6 @@
-"""Section 9: writers at once — threads of one workspace on distinct files and on one file, and how long
-a same-file writer waits for the file's lock (8 threads against one), measured in the same run.
+"""Section 9: writers at once — threads of one workspace, and processes each with a workspace of its own,
+on distinct files and on one file, and how long a same-file writer waits for the file's lock (8 threads
+against one), measured in the same run.
 
 The lock wait is timed inside the benchmark by wrapping the provider's per-file lock (benchmark only:
 fs-tools has no such hook): from asking for the lock to holding it. Every writer reads the file, then
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -24,6 +27,7 @@ from fs_tools.provider import locks
 
 SECTION = "9 concurrency"
 THREADS = 8
+PROCESSES = 4
 
 
 @contextlib.contextmanager
@@ -71,6 +75,50 @@ def _run_threads(jobs: list[Callable[[], None]]) -> float:
     return time.perf_counter() - started
 
 
+_WORKER = """
+import sys, time
+from fs_tools import Workspace
+root, path, calls, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+body = "x" * (size - 1) + "\\n"
+with Workspace(root) as ws:
+    session = ws.session("p")
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for n in range(calls):
+        session.call("read", {"file_path": path, "limit": 1})
+        session.call("write", {"file_path": path, "content": f"{n}\\n{body}"})
+    print("done", flush=True)
+"""
+
+
+def _run_processes(root: Path, paths: list[str], calls: int, size: int) -> float:
+    """Seconds from the go signal until every worker process has made its calls (start-up not counted)."""
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(root), path, str(calls), str(size)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for path in paths
+    ]
+    try:
+        for worker in workers:
+            assert worker.stdout is not None and worker.stdout.readline().strip() == "ready"
+        started = time.perf_counter()
+        for worker in workers:
+            assert worker.stdin is not None
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        for worker in workers:
+            assert worker.stdout is not None and worker.stdout.readline().strip() == "done"
+        return time.perf_counter() - started
+    finally:
+        for worker in workers:
+            worker.kill()
+            worker.wait()
+
+
 def concurrency_rows(smoke: bool) -> list[Row]:
     calls, size = (5, 1 << 10) if smoke else (150, 4 << 10)
     rows: list[Row] = []
@@ -84,6 +132,10 @@ def concurrency_rows(smoke: bool) -> list[Row]:
             with timed_lock_waits() as together:
                 same = _run_threads([_writer(ws, f"t{n}", "f0.txt", calls, size) for n in range(THREADS)])
             distinct = _run_threads([_writer(ws, f"d{n}", f"f{n}.txt", calls, size) for n in range(THREADS)])
+        one_process = _run_processes(root, ["f0.txt"], calls, size)
+        processes = [f"f{n}.txt" for n in range(PROCESSES)]
+        distinct_processes = _run_processes(root, processes, calls, size)
+        same_processes = _run_processes(root, ["f0.txt"] * PROCESSES, calls, size)
     workload = f"{THREADS} threads, read + write of {size // 1024} KB, {calls} each"
     uncontended, contended = statistics.median(alone), statistics.median(together)
     rows.append(
@@ -125,4 +177,19 @@ def concurrency_rows(smoke: bool) -> list[Row]:
             per_call_one,
         )
     )
+    workload = f"{PROCESSES} processes, read + write of {size // 1024} KB, {calls} each"
+    for label, seconds in (("distinct files", distinct_processes), ("one file", same_processes)):
+        rows.append(
+            Row(
+                SECTION,
+                workload,
+                f"{PROCESSES} processes, {label} (time per round)",
+                "1 process (time per round)",
+                seconds / one_process,
+                seconds / calls,
+                one_process / calls,
+                note=f"throughput {PROCESSES * calls / seconds:,.0f} against {calls / one_process:,.0f} "
+                "read+write pairs/s (each process its own workspace and session)",
+            )
+        )
     return rows

@@ -1,5 +1,5 @@
-"""The workload files: source-like ASCII text of about 1 KB, 100 KB and 5 MB, each with unique marker
-lines to edit."""
+"""The workload files: source-like ASCII text of about 1 KB, 100 KB, 1 MB, 5 MB and 16 MB, each with
+unique marker lines to edit."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-SIZES = {"1KB": 1 << 10, "100KB": 100 << 10, "5MB": 5 << 20}
+# 16MB stays just under the default whole-file limit (16 MiB), which edits and writes must fit in.
+SIZES = {"1KB": 1 << 10, "100KB": 100 << 10, "1MB": 1 << 20, "5MB": 5 << 20, "16MB": (16 << 20) - 4096}
 SMOKE_SIZES = {"1KB": 1 << 10, "100KB": 8 << 10, "5MB": 32 << 10}
 WORDS = ["alpha", "beta", "gamma", "delta", "return", "import", "class", "def", "self", "value", "print"]
 MARK_A = "    marker = compute_alpha(value)  # edited by the benchmark"

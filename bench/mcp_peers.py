@@ -66,23 +66,68 @@ async def _run(sizes: dict[str, int], smoke: bool, node_server: Path) -> list[Ro
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="fs-tools-bench-mcp-") as tmp:
         base = Path(tmp).resolve()
-        ours_root, node_root = base / "ours", base / "node"
+        ours_root, fast_root, node_root = base / "ours", base / "fast", base / "node"
         ours_loads, node_loads = make_workloads(ours_root, sizes), make_workloads(node_root, sizes)
-        ours_params = StdioServerParameters(
-            command=sys.executable, args=["-m", "fs_tools.cli", "serve", "--root", str(ours_root)]
-        )
+        fast_loads = make_workloads(fast_root, sizes)
+        # no syntax check, as in section 1: the Node server has none, and section 7 times it on its own (the
+        # workload files are not valid Python, so every change would be parsed twice and compared)
+        serve = ["-m", "fs_tools.cli", "serve", "--no-check-syntax", "--root"]
+        ours_params = StdioServerParameters(command=sys.executable, args=[*serve, str(ours_root)])
+        # the same durability as the Node server, which never fsyncs: --no-durable
+        fast_params = StdioServerParameters(command=sys.executable, args=[*serve, str(fast_root), "--no-durable"])
         node_params = StdioServerParameters(command="node", args=[str(node_server), str(node_root)])
         async with (
             stdio_client(ours_params) as (r1, w1),
             ClientSession(r1, w1) as ours,
+            stdio_client(fast_params) as (r3, w3),
+            ClientSession(r3, w3) as fast,
             stdio_client(node_params) as (r2, w2),
             ClientSession(r2, w2) as node,
         ):
             await ours.initialize()
+            await fast.initialize()
             await node.initialize()
-            for mine, theirs in zip(ours_loads, node_loads, strict=True):
+            for mine, quick, theirs in zip(ours_loads, fast_loads, node_loads, strict=True):
                 rows += await _workload(ours, node, mine, theirs, rounds_for(mine.size, smoke))
+                rows += await _same_durability(fast, node, quick, theirs, rounds_for(mine.size, smoke))
     return rows
+
+
+async def _same_durability(fast: Any, node: Any, mine: Workload, theirs: Workload, rounds: int) -> list[Row]:
+    """Edits and writes of ``serve --no-durable`` (no fsync, still atomic and gated) against the Node
+    server, which writes a temp and renames it without an fsync either."""
+    path = str(theirs.path)
+    _checked(await fast.call_tool("read", {"file_path": mine.relative}), "fs-tools read")
+    mine_turn, their_turn, w_mine, w_theirs = Toggle(), Toggle(), Toggle(), Toggle()
+
+    def pair(turn: Toggle) -> tuple[str, str]:
+        return (MARK_A, MARK_B) if turn.next() else (MARK_B, MARK_A)
+
+    async def fast_edit() -> None:
+        old, new = pair(mine_turn)
+        args = {"file_path": mine.relative, "old_string": old, "new_string": new}
+        _checked(await fast.call_tool("edit", args), "fs-tools edit")
+
+    async def node_edit() -> None:
+        old, new = pair(their_turn)
+        edits = [{"oldText": old, "newText": new}]
+        _checked(await node.call_tool("edit_file", {"path": path, "edits": edits}), "node edit_file")
+
+    async def fast_write() -> None:
+        text = mine.text_a if w_mine.next() else mine.text_b
+        _checked(await fast.call_tool("write", {"file_path": mine.relative, "content": text}), "fs-tools write")
+
+    async def node_write() -> None:
+        text = theirs.text_a if w_theirs.next() else theirs.text_b
+        _checked(await node.call_tool("write_file", {"path": path, "content": text}), "node write_file")
+
+    edits = await _timed({"fs-tools edit (no fsync)": fast_edit, "node edit_file": node_edit}, rounds)
+    writes = await _timed({"fs-tools write (no fsync)": fast_write, "node write_file": node_write}, rounds)
+    note = "same durability: neither fsyncs (serve --no-durable)"
+    return [
+        ratio_row(SECTION, mine.name, edits, "fs-tools edit (no fsync)", "node edit_file", limit=1.0, note=note),
+        ratio_row(SECTION, mine.name, writes, "fs-tools write (no fsync)", "node write_file", limit=1.0, note=note),
+    ]
 
 
 async def _workload(ours: Any, node: Any, mine: Workload, theirs: Workload, rounds: int) -> list[Row]:

@@ -127,6 +127,11 @@ def _parser() -> _Parser:
         action=argparse.BooleanOptionalAction,
         help="refuse new text that replaces code with '# ... rest unchanged' (default on)",
     )
+    workspace.add_argument(
+        "--durable",
+        action=argparse.BooleanOptionalAction,
+        help="fsync every write's file and directory (default on; --no-durable: atomic, not crash-safe)",
+    )
     workspace.add_argument("--prefix", help="put before every tool name the model sees and calls (fs_ gives fs_read)")
 
     parser = _Parser(
@@ -297,7 +302,7 @@ def _workspace_options(args: argparse.Namespace) -> dict[str, Any]:
         options["tools"] = args.tools
     if args.prefix is not None:
         options["prefix"] = args.prefix
-    for name in ("stale", "check_syntax", "refuse_syntax_errors", "check_placeholders", "dialect"):
+    for name in ("stale", "check_syntax", "refuse_syntax_errors", "check_placeholders", "dialect", "durable"):
         if getattr(args, name, None) is not None:
             options[name] = getattr(args, name)
     return options

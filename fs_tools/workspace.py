@@ -125,12 +125,15 @@ class Workspace:
     ``tools`` then names that dialect's tools (``"apply_patch"`` and the history tools ``"checkpoint"``,
     ``"history"``, ``"diff"`` and ``"rewind"`` are offered in the default dialect only when named);
     ``max_history_bytes`` bounds the session history the store keeps (SPEC §16; 64 MiB by default, 0
-    keeps none; see ``Session.checkpoint``, ``history``, ``diff`` and ``rewind``).
+    keeps none; see ``Session.checkpoint``, ``history``, ``diff`` and ``rewind``); ``durable=False``
+    skips the fsyncs of every write (the temp file's and the directory's): writes stay atomic and gated,
+    but a machine crash may lose a change that was reported done (for scratch workspaces, CI and
+    benchmarks against tools that never fsync).
 
     ``roots`` may also be a provider (``FileProvider(roots, primitives=Primitives.portable())``, or any
     implementation of the ``Provider`` protocol): the workspace serves through it and closes it when it
     closes (if the constructor raises, the provider is still the caller's to close); its limits
-    (``max_file_bytes``, ``max_read_bytes``, ``lock_timeout``) are then the provider's.
+    (``max_file_bytes``, ``max_read_bytes``, ``lock_timeout``, ``durable``) are then the provider's.
 
     A read-only workspace lists no mutating tool; a call to one is still answered by its read-only gate
     (``FS_SANDBOX_DENIED``), while a tool left out of ``tools`` is ``UNKNOWN_TOOL``.
@@ -157,17 +160,21 @@ class Workspace:
         stale: str = "strict",
         dialect: str = "fs-tools",
         max_history_bytes: int | None = None,
+        durable: bool = True,
     ) -> None:
         given: Provider | None = roots if isinstance(roots, Provider) else None
-        if given is not None and (max_file_bytes, max_read_bytes, lock_timeout) != (
+        if given is not None and (max_file_bytes, max_read_bytes, lock_timeout, durable) != (
             DEFAULT_MAX_FILE_BYTES,
             None,
             DEFAULT_LOCK_SECONDS,
+            True,
         ):
             raise ValueError(
-                "Workspace(provider, ...): max_file_bytes, max_read_bytes and lock_timeout are the provider's; "
-                "set them where the provider is made"
+                "Workspace(provider, ...): max_file_bytes, max_read_bytes, lock_timeout and durable are the "
+                "provider's; set them where the provider is made"
             )
+        if not isinstance(durable, bool):
+            raise ValueError(f"Workspace(durable=...) must be True or False, got {durable!r}")
         self._in_flight = _InFlight()
         self._closing = threading.Lock()
         self._torn_down = False
@@ -227,6 +234,7 @@ class Workspace:
                     max_file_bytes=max_file_bytes,
                     max_read_bytes=max_read_bytes,
                     lock_timeout=lock_timeout,
+                    durable=durable,
                 )
         except BaseException:
             if opened is not None:

@@ -152,6 +152,7 @@ class FileProvider:
         max_read_bytes: int | None = None,
         lock_timeout: float = DEFAULT_LOCK_SECONDS,
         primitives: Primitives | None = None,
+        durable: bool = True,
     ) -> None:
         if max_read_bytes is None:  # by default at least 1 GiB, and never below the whole-file limit
             max_read_bytes = max(DEFAULT_MAX_READ_BYTES, max_file_bytes)
@@ -168,6 +169,9 @@ class FileProvider:
         self.max_file_bytes = max_file_bytes
         self.max_read_bytes = max_read_bytes
         self.lock_timeout = lock_timeout
+        # durable=False skips every fsync (temp files and directories): still atomic (rename), but a crash
+        # of the machine may lose a change that was reported done. For scratch workspaces and benchmarks.
+        self.durable = durable
         self._locks = KeyedLocks(lock_timeout)
         self._cache = VersionCache()
         self._sweeper = Sweeper()
@@ -276,7 +280,7 @@ class FileProvider:
                 if early is not None and not early.taken:
                     early.discard()
             if early is not None and target.dir_fd is not None:  # the publish left the directory's sync to us
-                _sync_directory(target.dir_fd, display)
+                self._sync_directory(target.dir_fd, display)
             return after
         raise AssertionError("unreachable")  # pragma: no cover - the with block returns or raises
 
@@ -295,6 +299,15 @@ class FileProvider:
         keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
         return self._write_temp(target.dir_fd, data, keep)
 
+    def _sync_directory(self, dir_fd: int, display: str) -> None:
+        """Make a change of ``dir_fd``'s entries durable (not when the provider is not durable)."""
+        if self.durable:
+            _sync_directory(dir_fd, display)
+
+    def _sync_created_directories(self, target: Resolved) -> None:
+        if self.durable:
+            _sync_created_directories(target)
+
     def _write_temp(self, dir_fd: int, data: bytes, keep: tuple[int, int, int] | None, *, sweep: bool = True) -> _Temp:
         """A new temp in ``dir_fd`` holding ``data``, with ``keep``'s mode and owner, synced to disk;
         it stays open (and so locked against sweepers) until it is published or discarded. ``sweep``
@@ -309,7 +322,8 @@ class FileProvider:
                 if os.geteuid() == 0:
                     os.chown(fd, uid, gid)  # the descriptor form of chown (fchown)
                 os.fchmod(fd, _without_set_id(mode))
-            os.fsync(fd)
+            if self.durable:
+                os.fsync(fd)
             return _Temp(dir_fd, fd, name, keep, os.fstat(fd))
         except BaseException:
             with contextlib.suppress(OSError):
@@ -443,8 +457,8 @@ class FileProvider:
             except BaseException:
                 target.remove_created_directories()
                 raise
-            _sync_created_directories(target)
-            _sync_directory(target.dir_fd, display)
+            self._sync_created_directories(target)
+            self._sync_directory(target.dir_fd, display)
             return (*target.made_keys(), target.key)
 
     def remove(self, path: str, gate: RemoveGate, *, cancel: CancelToken | None = None) -> str:
@@ -468,7 +482,7 @@ class FileProvider:
                 with directory_lock(target.dir_fd, self.lock_timeout, cancel, display):
                     kind, removed = self._remove_locked(target, state.kind, expected, cancel)
                 gate.removed(target.key, before=removed)
-            _sync_directory(target.dir_fd, display)
+            self._sync_directory(target.dir_fd, display)
             return kind
 
     def _remove_locked(
@@ -571,8 +585,8 @@ class FileProvider:
                 raise
             for fd in dict.fromkeys((src.dir_fd, dst.dir_fd)):
                 assert fd is not None
-                _sync_directory(fd, shown)
-            _sync_created_directories(dst)
+                self._sync_directory(fd, shown)
+            self._sync_created_directories(dst)
             return src_state.kind
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -1008,7 +1022,7 @@ class FileProvider:
         new_stat, replaced = self._publish(
             target, data, keep, expected=expected, basis=basis, cancel=cancel, early=early, sync=early is None
         )
-        _sync_created_directories(target)
+        self._sync_created_directories(target)
         if target.staged is not None and not target.staged.published:
             return self._publish_staging(target, data, new_stat, cancel, attempt)
         snap = Snapshot(data=data, version=version_of(data), stat=new_stat)
@@ -1045,10 +1059,7 @@ class FileProvider:
             raise
         if done:
             staged.published = True
-            try:
-                os.fsync(staged.parent)
-            except OSError as exc:
-                log.warning("directory fsync after creating %r failed: errno %s", display, exc.errno)
+            self._sync_directory(staged.parent, display)
             snap = Snapshot(data=data, version=version_of(data), stat=written)
             self._cache.put(snap.version, data)
             return snap, None, target.made_keys()
@@ -1186,7 +1197,7 @@ class FileProvider:
                 with contextlib.suppress(OSError):
                     os.unlink(temp, dir_fd=dir_fd)
         if sync:
-            _sync_directory(dir_fd, display)  # the rename is done; a failure to sync it is logged
+            self._sync_directory(dir_fd, display)  # the rename is done; a failure to sync it is logged
         return written, verified
 
     def _replace(

@@ -61,7 +61,7 @@ def test_a_file_changed_before_the_lock_is_stale_and_leaves_no_temp(tmp_path: Pa
     target.write_text("old\n")
     result, listener = _write_after(tmp_path, lambda: target.write_text("theirs\n"))
     assert listener.fired
-    assert result.error.code  # type: ignore[union-attr] == "FS_STALE_VERSION"
+    assert result.error is not None and result.error.code == "FS_STALE_VERSION", result.text
     assert target.read_text() == "theirs\n"
     assert _temps(tmp_path) == []
 
@@ -71,7 +71,7 @@ def test_a_file_removed_before_the_lock_is_stale_and_leaves_no_temp(tmp_path: Pa
     target.write_text("old\n")
     result, listener = _write_after(tmp_path, lambda: os.unlink(target))
     assert listener.fired
-    assert result.error.code  # type: ignore[union-attr] == "FS_STALE_VERSION"
+    assert result.error is not None and result.error.code == "FS_STALE_VERSION", result.text
     assert not target.exists()
     assert _temps(tmp_path) == []
 

@@ -119,3 +119,26 @@ def test_a_plain_pattern_found_in_the_bytes_gives_the_regex_rows(
     by_bytes = _FileSearch(query, prefilter=None, literal=literal.encode("utf-8"), **common)  # type: ignore[arg-type]
     by_regex = _FileSearch(query, prefilter=None, literal=None, **common)  # type: ignore[arg-type]
     assert by_bytes("f.txt", (data, len(data))) == by_regex("f.txt", (data, len(data)))
+
+
+def test_whitespace_the_regex_engine_skips_in_verbose_mode_is_never_required() -> None:
+    """In (?x) the regex engine skips more whitespace than re (U+00A0, U+3000, U+001C-U+001F, ...): for
+    every whitespace character, each literal taken from '(?x)a<char>b' is in what the engine matches."""
+    skipped = []
+    for char in (chr(code) for code in range(sys.maxunicode + 1) if not 0xD800 <= code <= 0xDFFF):
+        if not char.isspace() or regex.fullmatch(f"(?x)a{char}b", "ab") is None:
+            continue
+        skipped.append(char)
+        assert all(literal in "ab" for literal in required_literals(f"(?x)a{char}b")), repr(char)
+    assert {"\u00a0", "\u3000", "\x1f", " "} <= set(skipped)
+
+
+def test_grep_with_verbose_spacing_or_a_surrogate_escape_answers_as_the_engine_does(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("x = deftest_value\nABCD\n")
+    with Workspace(tmp_path) as ws:
+        session = ws.session("s")
+        for pattern in ["(?x) def\u00a0test_", "(?x) def\u3000test_", "(?ix)ab\x1fcd"]:
+            result = session.call("grep", {"pattern": pattern})
+            assert not result.is_error and result.value["matches"] == 1, (pattern, result.text)
+        result = session.call("grep", {"pattern": r"test_\udc80"})  # a surrogate escape: valid, matches nothing
+        assert not result.is_error and result.value["matches"] == 0, result.text

@@ -11,7 +11,8 @@ skipped without decoding. The check must never skip a file that matches (no fals
   are not used (CRLF becomes LF before matching). Where ``re`` (whose parser this uses) reads a
   literal the ``regex`` engine may read syntax: ``c{e<=1}`` is a fuzzy match of ``c``, ``[[:alpha:]]``
   a POSIX class. A pattern with a literal ``{`` at the top or with ``[:`` is not filtered at all, and
-  ``}`` and ``]`` never count.
+  ``}`` and ``]`` never count; nor does whitespace in verbose mode (``(?x)``), of which the ``regex``
+  engine skips more than ``re`` does, nor a lone surrogate.
 - Case-insensitive: the literal must be ASCII, and it is looked for ignoring ASCII case. That is exact
   for a file whose bytes are all ASCII, and for any file when the literal has no letter that folds to a
   non-ASCII one in the ``regex`` engine (``i``: U+0130 İ, U+0131 ı; ``k``: U+212A K; ``s``: U+017F ſ);
@@ -47,10 +48,11 @@ def required_literals(pattern: str) -> list[str]:
         return []
     if any(op == _LITERAL and argument == ord("{") for op, argument in parsed):
         return []  # 'c{e<=1}' is a fuzzy match of 'c' to the regex engine: neither 'c' nor the braces are sure
+    verbose = bool(parsed.state.flags & re.VERBOSE)
     runs: list[str] = []
     current: list[str] = []
     for op, argument in parsed:
-        if op == _LITERAL and chr(argument) not in _UNSAFE:
+        if op == _LITERAL and _counts(chr(argument), verbose):
             current.append(chr(argument))
             continue
         if current:
@@ -59,6 +61,13 @@ def required_literals(pattern: str) -> list[str]:
     if current:
         runs.append("".join(current))
     return sorted(runs, key=len, reverse=True)
+
+
+def _counts(char: str, verbose: bool) -> bool:
+    """Whether a literal ``re`` reads is one every match holds, as the regex engine reads it too: not a
+    line ending, brace, bracket or U+FFFD; not a lone surrogate (no text holds one); and in verbose mode
+    not whitespace — the regex engine skips more of it than ``re`` (U+00A0, U+3000, U+001C–U+001F, …)."""
+    return char not in _UNSAFE and not "\ud800" <= char <= "\udfff" and not (verbose and char.isspace())
 
 
 def _global_ignore_case(pattern: str) -> bool:

@@ -102,8 +102,9 @@ def main(argv: list[str] | None = None) -> int:
 def _run_inside_peer_environment(args: argparse.Namespace, argv: list[str]) -> int:
     from bench import environment
 
-    python = environment.find_python312(args.python) if "peers" in args.sections.split(",") else sys.executable
-    if python == sys.executable:
+    wants_peers = "peers" in args.sections.split(",")
+    python = environment.find_python312(args.python) if wants_peers else None
+    if not wants_peers:
         interpreter = Path(sys.executable)  # the in-process peers are not asked for: no environment for them
     elif python is None:
         print(

@@ -18,10 +18,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.harness import Row
+from bench.harness import Row, read_line
 from fs_tools import Workspace
 from fs_tools.provider import locks
 
@@ -76,23 +77,36 @@ def _run_threads(jobs: list[Callable[[], None]]) -> float:
 
 
 _WORKER = """
-import sys, time
+import sys
 from fs_tools import Workspace
 root, path, calls, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 body = "x" * (size - 1) + "\\n"
+written = stale = 0
 with Workspace(root) as ws:
     session = ws.session("p")
     print("ready", flush=True)
     sys.stdin.readline()
     for n in range(calls):
         session.call("read", {"file_path": path, "limit": 1})
-        session.call("write", {"file_path": path, "content": f"{n}\\n{body}"})
-    print("done", flush=True)
+        result = session.call("write", {"file_path": path, "content": f"{n}\\n{body}"})
+        if result.is_error and result.error.code != "FS_STALE_VERSION":
+            print("failed", result.text.replace("\\n", " "), flush=True)
+            sys.exit(1)
+        written, stale = written + (not result.is_error), stale + result.is_error
+    print("done", written, stale, flush=True)
 """
+_WAIT = 120.0  # seconds a worker may take to start, or to make its calls
 
 
-def _run_processes(root: Path, paths: list[str], calls: int, size: int) -> float:
-    """Seconds from the go signal until every worker process has made its calls (start-up not counted)."""
+@dataclass
+class _Processes:
+    seconds: float  # from the go signal until every worker has made its calls (start-up not counted)
+    written: int
+    stale: int  # writes refused because another process wrote the file since this one read it
+
+
+def _run_processes(root: Path, paths: list[str], calls: int, size: int) -> _Processes:
+    """One worker process per path, each with a workspace of its own, started together once all are up."""
     workers = [
         subprocess.Popen(
             [sys.executable, "-c", _WORKER, str(root), path, str(calls), str(size)],
@@ -104,19 +118,33 @@ def _run_processes(root: Path, paths: list[str], calls: int, size: int) -> float
     ]
     try:
         for worker in workers:
-            assert worker.stdout is not None and worker.stdout.readline().strip() == "ready"
+            _expect(worker, "ready")
         started = time.perf_counter()
         for worker in workers:
             assert worker.stdin is not None
             worker.stdin.write("go\n")
             worker.stdin.flush()
-        for worker in workers:
-            assert worker.stdout is not None and worker.stdout.readline().strip() == "done"
-        return time.perf_counter() - started
+        counts = [_expect(worker, "done") for worker in workers]
+        seconds = time.perf_counter() - started
+        return _Processes(seconds, sum(int(c[0]) for c in counts), sum(int(c[1]) for c in counts))
     finally:
         for worker in workers:
             worker.kill()
             worker.wait()
+
+
+def _expect(worker: subprocess.Popen[str], word: str) -> list[str]:
+    """The rest of the worker's next line, which must start with ``word``."""
+    assert worker.stdout is not None
+    line = read_line(worker.stdout, _WAIT, f"a benchmark worker ({word})").split()
+    if not line or line[0] != word:
+        raise RuntimeError(f"a benchmark worker said {' '.join(line)!r} where {word!r} was expected")
+    return line[1:]
+
+
+def _median_run(root: Path, paths: list[str], calls: int, size: int, rounds: int) -> _Processes:
+    runs = sorted((_run_processes(root, paths, calls, size) for _ in range(rounds)), key=lambda run: run.seconds)
+    return runs[len(runs) // 2]
 
 
 def concurrency_rows(smoke: bool) -> list[Row]:
@@ -132,10 +160,11 @@ def concurrency_rows(smoke: bool) -> list[Row]:
             with timed_lock_waits() as together:
                 same = _run_threads([_writer(ws, f"t{n}", "f0.txt", calls, size) for n in range(THREADS)])
             distinct = _run_threads([_writer(ws, f"d{n}", f"f{n}.txt", calls, size) for n in range(THREADS)])
-        one_process = _run_processes(root, ["f0.txt"], calls, size)
+        rounds = 1 if smoke else 3
+        one_process = _median_run(root, ["f0.txt"], calls, size, rounds)
         processes = [f"f{n}.txt" for n in range(PROCESSES)]
-        distinct_processes = _run_processes(root, processes, calls, size)
-        same_processes = _run_processes(root, ["f0.txt"] * PROCESSES, calls, size)
+        distinct_processes = _median_run(root, processes, calls, size, rounds)
+        same_processes = _median_run(root, ["f0.txt"] * PROCESSES, calls, size, rounds)
     workload = f"{THREADS} threads, read + write of {size // 1024} KB, {calls} each"
     uncontended, contended = statistics.median(alone), statistics.median(together)
     rows.append(
@@ -177,19 +206,21 @@ def concurrency_rows(smoke: bool) -> list[Row]:
             per_call_one,
         )
     )
-    workload = f"{PROCESSES} processes, read + write of {size // 1024} KB, {calls} each"
-    for label, seconds in (("distinct files", distinct_processes), ("one file", same_processes)):
+    workload = f"{PROCESSES} processes, read + write of {size // 1024} KB, {calls} each (median of {rounds})"
+    alone = one_process.seconds
+    for label, run in (("distinct files", distinct_processes), ("one file", same_processes)):
+        refused = f"; {run.stale:,} of {run.written + run.stale:,} writes refused as stale" if run.stale else ""
         rows.append(
             Row(
                 SECTION,
                 workload,
                 f"{PROCESSES} processes, {label} (time per round)",
                 "1 process (time per round)",
-                seconds / one_process,
-                seconds / calls,
-                one_process / calls,
-                note=f"throughput {PROCESSES * calls / seconds:,.0f} against {calls / one_process:,.0f} "
-                "read+write pairs/s (each process its own workspace and session)",
+                run.seconds / alone,
+                run.seconds / calls,
+                alone / calls,
+                note=f"{PROCESSES * calls / run.seconds:,.0f} against {calls / alone:,.0f} read+write pairs/s, "
+                f"each process its own workspace{refused}",
             )
         )
     return rows

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import gc
 import random
+import selectors
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import IO
 
 
 @dataclass
@@ -91,3 +93,14 @@ def ratio_row(
         met=met,
         note=note,
     )
+
+
+def read_line(stream: IO[str] | IO[bytes], seconds: float, what: str) -> str:
+    """The next line a child process writes, waiting at most ``seconds`` (then ``TimeoutError`` naming
+    ``what``): a child that hangs without writing cannot hang the benchmark."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        if not selector.select(seconds):
+            raise TimeoutError(f"{what}: no answer within {seconds:g} s")
+    line = stream.readline()
+    return line.decode("utf-8", "replace") if isinstance(line, bytes) else line

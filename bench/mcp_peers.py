@@ -34,7 +34,21 @@ def mcp_rows(sizes: dict[str, int], smoke: bool, node_server: Path | None) -> li
                 note="not installed: run python -m bench with peers",
             )
         ]
-    return asyncio.run(_run(sizes, smoke, node_server))
+    # The Node server closes the connection on a 16 MB write_file (seen with 2026.8.31): its rows stop at 5 MB.
+    within = {name: size for name, size in sizes.items() if size <= 5 << 20}
+    skipped = [
+        Row(
+            SECTION,
+            name,
+            "fs-tools serve",
+            "Node server-filesystem",
+            None,
+            note="the Node server drops a write this large",
+        )
+        for name in sizes
+        if name not in within
+    ]
+    return asyncio.run(_run(within, smoke, node_server)) + skipped
 
 
 async def _timed(cases: dict[str, Call], rounds: int) -> dict[str, float]:
@@ -96,38 +110,49 @@ async def _run(sizes: dict[str, int], smoke: bool, node_server: Path) -> list[Ro
 async def _same_durability(fast: Any, node: Any, mine: Workload, theirs: Workload, rounds: int) -> list[Row]:
     """Edits and writes of ``serve --no-durable`` (no fsync, still atomic and gated) against the Node
     server, which writes a temp and renames it without an fsync either."""
+    edits, writes = await _edits_and_writes(fast, node, mine, theirs, rounds, " (no fsync)")
+    note = "same durability: neither fsyncs (serve --no-durable)"
+    return [
+        ratio_row(SECTION, mine.name, edits, "fs-tools edit (no fsync)", "node edit_file", limit=1.0, note=note),
+        ratio_row(SECTION, mine.name, writes, "fs-tools write (no fsync)", "node write_file", limit=1.0, note=note),
+    ]
+
+
+async def _edits_and_writes(
+    ours: Any, node: Any, mine: Workload, theirs: Workload, rounds: int, label: str
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Median edits, then writes, of one fs-tools server (cases named ``fs-tools edit{label}``) and of
+    the Node server, interleaved; both files are first put back to ``text_a``, whatever came before."""
     path = str(theirs.path)
-    _checked(await fast.call_tool("read", {"file_path": mine.relative}), "fs-tools read")
+    _checked(await ours.call_tool("read", {"file_path": mine.relative}), "fs-tools read")
+    _checked(await ours.call_tool("write", {"file_path": mine.relative, "content": mine.text_a}), "fs-tools write")
+    _checked(await node.call_tool("write_file", {"path": path, "content": theirs.text_a}), "node write_file")
     mine_turn, their_turn, w_mine, w_theirs = Toggle(), Toggle(), Toggle(), Toggle()
 
     def pair(turn: Toggle) -> tuple[str, str]:
         return (MARK_A, MARK_B) if turn.next() else (MARK_B, MARK_A)
 
-    async def fast_edit() -> None:
+    async def ours_edit() -> None:
         old, new = pair(mine_turn)
         args = {"file_path": mine.relative, "old_string": old, "new_string": new}
-        _checked(await fast.call_tool("edit", args), "fs-tools edit")
+        _checked(await ours.call_tool("edit", args), "fs-tools edit")
 
     async def node_edit() -> None:
         old, new = pair(their_turn)
         edits = [{"oldText": old, "newText": new}]
         _checked(await node.call_tool("edit_file", {"path": path, "edits": edits}), "node edit_file")
 
-    async def fast_write() -> None:
+    async def ours_write() -> None:
         text = mine.text_a if w_mine.next() else mine.text_b
-        _checked(await fast.call_tool("write", {"file_path": mine.relative, "content": text}), "fs-tools write")
+        _checked(await ours.call_tool("write", {"file_path": mine.relative, "content": text}), "fs-tools write")
 
     async def node_write() -> None:
         text = theirs.text_a if w_theirs.next() else theirs.text_b
         _checked(await node.call_tool("write_file", {"path": path, "content": text}), "node write_file")
 
-    edits = await _timed({"fs-tools edit (no fsync)": fast_edit, "node edit_file": node_edit}, rounds)
-    writes = await _timed({"fs-tools write (no fsync)": fast_write, "node write_file": node_write}, rounds)
-    note = "same durability: neither fsyncs (serve --no-durable)"
-    return [
-        ratio_row(SECTION, mine.name, edits, "fs-tools edit (no fsync)", "node edit_file", limit=1.0, note=note),
-        ratio_row(SECTION, mine.name, writes, "fs-tools write (no fsync)", "node write_file", limit=1.0, note=note),
-    ]
+    edits = await _timed({f"fs-tools edit{label}": ours_edit, "node edit_file": node_edit}, rounds)
+    writes = await _timed({f"fs-tools write{label}": ours_write, "node write_file": node_write}, rounds)
+    return edits, writes
 
 
 async def _workload(ours: Any, node: Any, mine: Workload, theirs: Workload, rounds: int) -> list[Row]:
@@ -146,37 +171,7 @@ async def _workload(ours: Any, node: Any, mine: Workload, theirs: Workload, roun
         {"fs-tools read": ours_read, "node read (whole)": node_read_whole, "node read (head 2000)": node_read_window},
         rounds,
     )
-    mine_turn, their_turn = Toggle(), Toggle()
-
-    def pair(turn: Toggle) -> tuple[str, str]:
-        return (MARK_A, MARK_B) if turn.next() else (MARK_B, MARK_A)
-
-    async def ours_edit() -> None:
-        old, new = pair(mine_turn)
-        _checked(
-            await ours.call_tool("edit", {"file_path": mine.relative, "old_string": old, "new_string": new}),
-            "fs-tools edit",
-        )
-
-    async def node_edit() -> None:
-        old, new = pair(their_turn)
-        _checked(
-            await node.call_tool("edit_file", {"path": path, "edits": [{"oldText": old, "newText": new}]}),
-            "node edit_file",
-        )
-
-    edits = await _timed({"fs-tools edit": ours_edit, "node edit_file": node_edit}, rounds)
-    w_mine, w_theirs = Toggle(), Toggle()
-
-    async def ours_write() -> None:
-        text = mine.text_a if w_mine.next() else mine.text_b
-        _checked(await ours.call_tool("write", {"file_path": mine.relative, "content": text}), "fs-tools write")
-
-    async def node_write() -> None:
-        text = theirs.text_a if w_theirs.next() else theirs.text_b
-        _checked(await node.call_tool("write_file", {"path": path, "content": text}), "node write_file")
-
-    writes = await _timed({"fs-tools write": ours_write, "node write_file": node_write}, rounds)
+    edits, writes = await _edits_and_writes(ours, node, mine, theirs, rounds, "")
     return [
         ratio_row(
             SECTION,

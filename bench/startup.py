@@ -10,6 +10,7 @@ stops at the first line of the answer.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -21,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness import Row
+from bench.harness import Row, read_line
 from fs_tools import Workspace
 
 SECTION = "10 start-up"
@@ -38,21 +39,24 @@ _INITIALIZE = {
 
 
 def first_answer_seconds(argv: list[str], env: dict[str, str] | None = None) -> float:
-    """Seconds from launching ``argv`` to the first line it writes in answer to ``initialize``."""
+    """Seconds from launching ``argv`` to the first line it writes in answer to ``initialize`` (at most
+    a minute: a server that never answers fails the row, with what it wrote to stderr)."""
     started = time.perf_counter()
-    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    assert process.stdin is not None and process.stdout is not None
-    try:
-        process.stdin.write((json.dumps(_INITIALIZE) + "\n").encode())
-        process.stdin.flush()
-        line = process.stdout.readline()
-        elapsed = time.perf_counter() - started
-        if not line.startswith(b"{"):
-            raise RuntimeError(f"{argv[0]} answered {line[:200]!r}")
-        return elapsed
-    finally:
-        process.kill()
-        process.wait()
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env)
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write((json.dumps(_INITIALIZE) + "\n").encode())
+            process.stdin.flush()
+            line = read_line(process.stdout, 60.0, f"{argv[0]} (initialize)")
+            elapsed = time.perf_counter() - started
+        finally:
+            process.kill()
+            process.wait()
+        if not line.startswith("{"):
+            errors.seek(0)
+            raise RuntimeError(f"{argv[0]} answered {line[:200]!r}; stderr: {errors.read()[-500:]!r}")
+    return elapsed
 
 
 def _command_seconds(argv: list[str]) -> float:
@@ -83,7 +87,9 @@ def startup_rows(smoke: bool, node_server: Path | None) -> list[Row]:
         root.mkdir()
         (root / "a.py").write_text("print('hello')\n" * 30)
         serve = [sys.executable, "-m", "fs_tools.cli", "serve", "--root", str(root)]
-        cases: dict[str, object] = {"fs-tools serve": lambda: first_answer_seconds(serve)}
+        cases: dict[str, object] = {}
+        if importlib.util.find_spec("mcp") is not None:  # serve needs the [mcp] extra
+            cases["fs-tools serve"] = lambda: first_answer_seconds(serve)
         node = shutil.which("node")
         if node_server is not None and node is not None:
             cases["node server"] = lambda: first_answer_seconds([node, str(node_server), str(root)])
@@ -93,6 +99,26 @@ def startup_rows(smoke: bool, node_server: Path | None) -> list[Row]:
         cases["cat"] = lambda: _command_seconds(["cat", str(root / "a.py")])
         cases["python -c pass"] = lambda: _command_seconds([sys.executable, "-c", "pass"])
         medians = _interleaved(cases, rounds)
+    rows += _serve_rows(medians)
+    rows.append(
+        Row(
+            SECTION,
+            "one shell-driven call (start, read 30 lines, exit)",
+            "fs-tools call read",
+            "cat",
+            medians["fs-tools call read"] / medians["cat"],
+            medians["fs-tools call read"],
+            medians["cat"],
+            note=f"{medians['fs-tools call read'] * 1000:,.0f} ms against {medians['cat'] * 1000:,.1f} ms",
+        )
+    )
+    return rows
+
+
+def _serve_rows(medians: dict[str, float]) -> list[Row]:
+    if "fs-tools serve" not in medians:
+        return [Row(SECTION, "stdio start-up", "fs-tools serve", "-", None, note="the mcp extra is not installed")]
+    rows: list[Row] = []
     serve_ms = medians["fs-tools serve"] * 1000
     if "node server" in medians:
         ratio = medians["fs-tools serve"] / medians["node server"]
@@ -120,18 +146,6 @@ def startup_rows(smoke: bool, node_server: Path | None) -> list[Row]:
             medians["fs-tools serve"],
             medians["python -c pass"],
             note=f"{serve_ms:,.0f} ms; the interpreter alone {medians['python -c pass'] * 1000:,.0f} ms",
-        )
-    )
-    rows.append(
-        Row(
-            SECTION,
-            "one shell-driven call (start, read 30 lines, exit)",
-            "fs-tools call read",
-            "cat",
-            medians["fs-tools call read"] / medians["cat"],
-            medians["fs-tools call read"],
-            medians["cat"],
-            note=f"{medians['fs-tools call read'] * 1000:,.0f} ms against {medians['cat'] * 1000:,.1f} ms",
         )
     )
     return rows

@@ -126,7 +126,8 @@ class Workspace:
     ``"history"``, ``"diff"`` and ``"rewind"`` are offered in the default dialect only when named);
     ``max_history_bytes`` bounds the session history the store keeps (SPEC §16; 64 MiB by default, 0
     keeps none; see ``Session.checkpoint``, ``history``, ``diff`` and ``rewind``); ``durable=False``
-    skips the fsyncs of every write (the temp file's and the directory's): writes stay atomic and gated,
+    skips the fsyncs of every change to the files (the temp file's and the directory's; a SQLite store
+    keeps its own): writes stay atomic and gated,
     but a machine crash may lose a change that was reported done (for scratch workspaces, CI and
     benchmarks against tools that never fsync).
 
@@ -162,6 +163,8 @@ class Workspace:
         max_history_bytes: int | None = None,
         durable: bool = True,
     ) -> None:
+        if not isinstance(durable, bool):
+            raise ValueError(f"Workspace(durable=...) must be True or False, got {durable!r}")
         given: Provider | None = roots if isinstance(roots, Provider) else None
         if given is not None and (max_file_bytes, max_read_bytes, lock_timeout, durable) != (
             DEFAULT_MAX_FILE_BYTES,
@@ -173,8 +176,6 @@ class Workspace:
                 "Workspace(provider, ...): max_file_bytes, max_read_bytes, lock_timeout and durable are the "
                 "provider's; set them where the provider is made"
             )
-        if not isinstance(durable, bool):
-            raise ValueError(f"Workspace(durable=...) must be True or False, got {durable!r}")
         self._in_flight = _InFlight()
         self._closing = threading.Lock()
         self._torn_down = False

@@ -1,5 +1,6 @@
-"""Workspace(durable=False) / --no-durable: every change is still atomic and gated, with no fsync at all;
-the default syncs each written file and its directory."""
+"""Workspace(durable=False) / --no-durable: every change to the files is still atomic and gated, with no
+fsync of a file or a directory (a SQLite observation store keeps its own syncing); the default syncs
+each written file and its directory."""
 
 from __future__ import annotations
 
@@ -54,13 +55,33 @@ def test_the_default_syncs_what_it_writes(tmp_path: Path, fsyncs: list[int]) -> 
     assert len(fsyncs) >= 10  # each write's temp and directory, the made directories, the move, the delete
 
 
+@pytest.mark.parametrize("durable", [True, False])
+def test_a_write_and_an_edit_sync_their_temp_and_their_directory(
+    tmp_path: Path, fsyncs: list[int], durable: bool
+) -> None:
+    (tmp_path / "a.txt").write_text("one\n")
+    with Workspace(tmp_path, durable=durable) as ws:
+        session = ws.session("s")
+        assert_ok(session.call("read", {"file_path": "a.txt"}))
+        for tool, args in (
+            ("write", {"file_path": "a.txt", "content": "two\n"}),
+            ("edit", {"file_path": "a.txt", "old_string": "two", "new_string": "three"}),
+        ):
+            before = len(fsyncs)
+            assert_ok(session.call(tool, args))
+            assert len(fsyncs) - before == (2 if durable else 0), tool  # the temp, then the directory
+    assert (tmp_path / "a.txt").read_text() == "three\n"
+
+
 def test_durable_is_the_providers_when_a_provider_is_given(tmp_path: Path) -> None:
     provider = FileProvider([tmp_path], durable=False)
     try:
         with pytest.raises(ValueError, match="durable are the provider's"):
             Workspace(provider, durable=False)
         with pytest.raises(ValueError, match=r"durable=\.\.\.\) must be True or False, got 'no'"):
-            Workspace(tmp_path, durable="no")  # type: ignore[arg-type]
+            Workspace(provider, durable="no")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="durable must be True or False, got None"):
+            FileProvider([tmp_path], durable=None)  # type: ignore[arg-type]
     finally:
         provider.close()
 

@@ -164,13 +164,15 @@ class FileProvider:
             )
         if not lock_timeout > 0:
             raise ValueError(f"lock_timeout must be a positive number of seconds, got {lock_timeout!r}")
+        if not isinstance(durable, bool):
+            raise ValueError(f"durable must be True or False, got {durable!r}")
         self._primitives = primitives = Primitives.native() if primitives is None else primitives
         self._resolver = Resolver(roots, can_stage=primitives.can_stage())
         self.max_file_bytes = max_file_bytes
         self.max_read_bytes = max_read_bytes
         self.lock_timeout = lock_timeout
-        # durable=False skips every fsync (temp files and directories): still atomic (rename), but a crash
-        # of the machine may lose a change that was reported done. For scratch workspaces and benchmarks.
+        # durable=False skips every fsync of a change (temp files and directories): still atomic (rename),
+        # but a crash of the machine may lose a change reported done. For scratch workspaces and benchmarks.
         self.durable = durable
         self._locks = KeyedLocks(lock_timeout)
         self._cache = VersionCache()
@@ -299,10 +301,10 @@ class FileProvider:
         keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
         return self._write_temp(target.dir_fd, data, keep)
 
-    def _sync_directory(self, dir_fd: int, display: str) -> None:
+    def _sync_directory(self, dir_fd: int, display: str, doing: str = "changing") -> None:
         """Make a change of ``dir_fd``'s entries durable (not when the provider is not durable)."""
         if self.durable:
-            _sync_directory(dir_fd, display)
+            _sync_directory(dir_fd, display, doing)
 
     def _sync_created_directories(self, target: Resolved) -> None:
         if self.durable:
@@ -1059,7 +1061,7 @@ class FileProvider:
             raise
         if done:
             staged.published = True
-            self._sync_directory(staged.parent, display)
+            self._sync_directory(staged.parent, display, "creating")
             snap = Snapshot(data=data, version=version_of(data), stat=written)
             self._cache.put(snap.version, data)
             return snap, None, target.made_keys()
@@ -1367,11 +1369,11 @@ def _refuse_special(target: Resolved, done: str) -> None:
     )
 
 
-def _sync_directory(dir_fd: int, display: str) -> None:
+def _sync_directory(dir_fd: int, display: str, doing: str = "changing") -> None:
     try:
         os.fsync(dir_fd)
     except OSError as exc:  # the change is made; some filesystems cannot sync a directory
-        log.warning("directory fsync after changing %r failed: errno %s", display, exc.errno)
+        log.warning("directory fsync after %s %r failed: errno %s", doing, display, exc.errno)
 
 
 def _count_entries(dir_fd: int, name: str) -> int:

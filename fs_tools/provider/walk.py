@@ -10,6 +10,7 @@ name) are never listed, searched or entered: their partial bytes are nobody's co
 from __future__ import annotations
 
 import errno
+import operator
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # face.py imports this module's Entry
 MAX_WALK_DEPTH = MAX_DEPTH  # directory levels held open at once during a walk
 
 FILE, DIRECTORY, SYMLINK, OTHER = "file", "directory", "symlink", "other"
+_NAME = operator.attrgetter("name")  # a listing's sort key, called in C
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def walk(
         enter(prefix, directory_fd)
     try:
         with os.scandir(directory_fd) as scan:
-            listed = sorted(scan, key=lambda item: item.name)
+            listed = sorted(scan, key=_NAME)
     except OSError:
         return
     for item in listed:

@@ -37,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", help="a Python >= 3.12 for the peer environment")
     parser.add_argument(
         "--sections",
-        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup",
-        help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup",
+        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http",
+        help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http",
     )
     args = parser.parse_args(argv)
     peers = not (args.smoke or args.no_peers)
@@ -90,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
 
         node = os.environ.get(NODE_ENV)
         rows += startup_rows(args.smoke, Path(node) if node else None) + cold_workspace_rows(args.smoke)
+    if "http" in sections:
+        from bench.http import http_rows
+
+        rows += http_rows(args.smoke)
     machine = machine_info()
     print(render(rows, machine, time.perf_counter() - started))
     Path(args.json).write_text(

@@ -51,19 +51,24 @@ class ObservationStore(Protocol):
 
 
 class MemoryStore:
-    """Observations in a dict; lost with the process. Thread-safe."""
+    """Observations in a dict; lost with the process. Thread-safe.
+
+    A present file is kept as its version string alone (a ``Present`` is made again on the way out):
+    one object fewer per observation, ~48 bytes of a ~300-byte entry at 100,000 observations."""
 
     def __init__(self) -> None:
-        self._sessions: dict[str, dict[str, Observation]] = {}
+        self._sessions: dict[str, dict[str, str | Absent]] = {}
         self._lock = threading.Lock()
 
     def get(self, session: str, key: str) -> Observation | None:
         with self._lock:
-            return self._sessions.get(session, {}).get(key)
+            kept = self._sessions.get(session, {}).get(key)
+        return Present(kept) if isinstance(kept, str) else kept
 
     def put(self, session: str, key: str, observation: Observation) -> None:
+        kept = observation.version if isinstance(observation, Present) else observation
         with self._lock:
-            self._sessions.setdefault(session, {})[key] = observation
+            self._sessions.setdefault(session, {})[key] = kept
 
     def forget(self, session: str, key: str | None = None) -> None:
         with self._lock:
@@ -74,4 +79,5 @@ class MemoryStore:
 
     def observed(self, session: str) -> dict[str, Observation]:
         with self._lock:
-            return dict(self._sessions.get(session, {}))
+            kept = dict(self._sessions.get(session, {}))
+        return {key: Present(value) if isinstance(value, str) else value for key, value in kept.items()}

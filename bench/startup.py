@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness import Row, read_line
+from bench.harness import Row, ratio_row, read_line
 from fs_tools import Workspace
 
 SECTION = "10 start-up"
@@ -81,7 +81,6 @@ def _interleaved(cases: dict[str, object], rounds: int) -> dict[str, float]:
 
 def startup_rows(smoke: bool, node_server: Path | None) -> list[Row]:
     rounds = 2 if smoke else 15
-    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="fs-tools-bench-start-") as tmp:
         root = Path(tmp) / "root"
         root.mkdir()
@@ -99,55 +98,21 @@ def startup_rows(smoke: bool, node_server: Path | None) -> list[Row]:
         cases["cat"] = lambda: _command_seconds(["cat", str(root / "a.py")])
         cases["python -c pass"] = lambda: _command_seconds([sys.executable, "-c", "pass"])
         medians = _interleaved(cases, rounds)
-    rows += _serve_rows(medians)
-    rows.append(
-        Row(
-            SECTION,
-            "one shell-driven call (start, read 30 lines, exit)",
-            "fs-tools call read",
-            "cat",
-            medians["fs-tools call read"] / medians["cat"],
-            medians["fs-tools call read"],
-            medians["cat"],
-            note=f"{medians['fs-tools call read'] * 1000:,.0f} ms against {medians['cat'] * 1000:,.1f} ms",
-        )
-    )
-    return rows
+    call_note = f"{medians['fs-tools call read'] * 1000:,.0f} ms against {medians['cat'] * 1000:,.1f} ms"
+    call = "one shell-driven call (start, read 30 lines, exit)"
+    return [*_serve_rows(medians), ratio_row(SECTION, call, medians, "fs-tools call read", "cat", note=call_note)]
 
 
 def _serve_rows(medians: dict[str, float]) -> list[Row]:
     if "fs-tools serve" not in medians:
         return [Row(SECTION, "stdio start-up", "fs-tools serve", "-", None, note="the mcp extra is not installed")]
+    workload, serve_ms = "stdio, launch to the answer to initialize", medians["fs-tools serve"] * 1000
     rows: list[Row] = []
-    serve_ms = medians["fs-tools serve"] * 1000
     if "node server" in medians:
-        ratio = medians["fs-tools serve"] / medians["node server"]
-        rows.append(
-            Row(
-                SECTION,
-                "stdio, launch to the answer to initialize",
-                "fs-tools serve",
-                "node server",
-                ratio,
-                medians["fs-tools serve"],
-                medians["node server"],
-                target="<= 1x",
-                met=ratio <= 1.0,
-                note=f"{serve_ms:,.0f} ms against {medians['node server'] * 1000:,.0f} ms",
-            )
-        )
-    rows.append(
-        Row(
-            SECTION,
-            "stdio, launch to the answer to initialize",
-            "fs-tools serve",
-            "python -c pass",
-            medians["fs-tools serve"] / medians["python -c pass"],
-            medians["fs-tools serve"],
-            medians["python -c pass"],
-            note=f"{serve_ms:,.0f} ms; the interpreter alone {medians['python -c pass'] * 1000:,.0f} ms",
-        )
-    )
+        note = f"{serve_ms:,.0f} ms against {medians['node server'] * 1000:,.0f} ms"
+        rows.append(ratio_row(SECTION, workload, medians, "fs-tools serve", "node server", limit=1.0, note=note))
+    note = f"{serve_ms:,.0f} ms; the interpreter alone {medians['python -c pass'] * 1000:,.0f} ms"
+    rows.append(ratio_row(SECTION, workload, medians, "fs-tools serve", "python -c pass", note=note))
     return rows
 
 

@@ -127,9 +127,8 @@ class Workspace:
     ``max_history_bytes`` bounds the session history the store keeps (SPEC §16; 64 MiB by default, 0
     keeps none; see ``Session.checkpoint``, ``history``, ``diff`` and ``rewind``); ``durable=False``
     skips the fsyncs of every change to the files (the temp file's and the directory's; a SQLite store
-    keeps its own): writes stay atomic and gated,
-    but a machine crash may lose a change that was reported done (for scratch workspaces, CI and
-    benchmarks against tools that never fsync).
+    keeps its own): writes stay atomic and gated, but a machine crash may lose a change that was
+    reported done (for scratch workspaces, CI and benchmarks against tools that never fsync).
 
     ``roots`` may also be a provider (``FileProvider(roots, primitives=Primitives.portable())``, or any
     implementation of the ``Provider`` protocol): the workspace serves through it and closes it when it

@@ -261,10 +261,12 @@ class FileProvider:
                 _check_cancel(cancel, f"writing {display!r}")
                 target = stack.enter_context(self._resolve(path, create_parents=True))
                 expected = gate.expect(self._state(target))
-            # New bytes are written to a temp and synced before the file's lock is taken: the lock is
-            # held for the checks and the rename, never across an fsync (the directory's comes after it).
-            early = self._early_temp(target, content) if isinstance(content, bytes) else None
+            early: _Temp | None = None
             try:
+                # New bytes are written to a temp and synced before the file's lock is taken: the lock is
+                # held for the checks and the rename, never across an fsync (the directory's comes after).
+                if isinstance(content, bytes):
+                    early = self._early_temp(target, content)
                 with self._locks.hold(target.key, cancel=cancel, display=display):
                     before = None
                     if not isinstance(content, bytes):
@@ -298,8 +300,7 @@ class FileProvider:
             return None  # the commit, under the lock, says what is wrong
         if current is not None and not stat.S_ISREG(current.st_mode):
             return None
-        keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
-        return self._write_temp(target.dir_fd, data, keep)
+        return self._write_temp(target.dir_fd, data, _keep_of(current))
 
     def _sync_directory(self, dir_fd: int, display: str, doing: str = "changing") -> None:
         """Make a change of ``dir_fd``'s entries durable (not when the provider is not durable)."""
@@ -785,8 +786,7 @@ class FileProvider:
         if verified.stat.st_size > self.max_file_bytes:
             self._check_size(verified.stat.st_size, src.display)  # copied through memory: the whole-file limit
         assert src.dir_fd is not None and src.name is not None and dst.dir_fd is not None and dst.name is not None
-        st = verified.stat
-        keep = (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
+        keep = _keep_of(verified.stat)
         written, _ = self._publish(dst, verified.data, keep, expected=expected_dst, basis=None, cancel=cancel)
         try:
             with directory_lock(src.dir_fd, self.lock_timeout, cancel, src.display):
@@ -808,7 +808,7 @@ class FileProvider:
         if replaced.stat.st_size and not replaced.data:
             log.error("a failed move could not restore %r (too large to keep)", dst.display)
             return
-        mode = (stat.S_IMODE(replaced.stat.st_mode), replaced.stat.st_uid, replaced.stat.st_gid)
+        mode = _keep_of(replaced.stat)
         try:
             self._publish(dst, replaced.data, mode, expected=copied, basis=None, cancel=None)
         except (OSError, FsError) as exc:
@@ -1020,7 +1020,7 @@ class FileProvider:
             listener.version_checked(target.key)
         if cancel is not None and cancel.is_set():
             raise Aborted(f"writing {display!r} was cancelled before anything was written")
-        keep = (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
+        keep = _keep_of(current)
         new_stat, replaced = self._publish(
             target, data, keep, expected=expected, basis=basis, cancel=cancel, early=early, sync=early is None
         )
@@ -1444,6 +1444,11 @@ def _withdraw_staged(target: Resolved) -> None:
     with contextlib.suppress(OSError):
         os.unlink(target.name, dir_fd=target.dir_fd)
     target.remove_created_directories()
+
+
+def _keep_of(current: os.stat_result | None) -> tuple[int, int, int] | None:
+    """What a replacement keeps of the file it replaces: its mode, owner and group (None: a new file)."""
+    return (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
 
 
 def _without_set_id(mode: int) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import importlib
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -23,6 +22,7 @@ from fs_tools.tools.discovery import VCS_DIRECTORIES, plural, shown_path, with_f
 from fs_tools.tools.globpattern import compile_glob, glob_pattern_violations
 from fs_tools.tools.ignore import IgnoreRules
 from fs_tools.tools.prefilter import Prefilter, prefilter
+from fs_tools.tools.prefilter import re_parser as _re_parser
 
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
@@ -31,8 +31,6 @@ _SNIFF = 8192
 # engine unrolls them: '(?:x{3000}){3000}' is 9,000,000 items, seconds and gigabytes to compile.
 MAX_PATTERN_SIZE = 100_000
 MAX_PATTERN_CHARS = 10_000  # parsing and compiling take ~25 ms at this length (0.7 s at 100,000)
-# The parser re.compile itself uses; no public API hands out the parsed tree.
-_re_parser: Any = importlib.import_module("re._parser")
 _REPEATS = frozenset({_re_parser.MAX_REPEAT, _re_parser.MIN_REPEAT, _re_parser.POSSESSIVE_REPEAT})
 
 
@@ -133,6 +131,12 @@ class GrepQuery:
     numbers: bool = True
     by_file: bool = False  # rows grouped under 'File: path', each 'L12: text' (Gemini CLI's grep)
 
+    @property
+    def grouped(self) -> bool:
+        """Whether a file's matching lines are found first and then shown (every mode but plain content:
+        counts, file names, context, matches across lines), not row by row as they are met."""
+        return self.mode != "content" or bool(self.before or self.after) or self.multiline
+
 
 @dataclass(frozen=True)
 class _Findings:
@@ -181,10 +185,7 @@ class _FileSearch:
         if b"\r" in data and b"\r\n" in data:
             data = data.replace(b"\r\n", b"\n")  # so "$" matches at the end of a CRLF line, as shown
         text = data.decode("utf-8", "replace")
-        query = self.query
-        if query.mode != "content" or query.before or query.after or query.multiline:
-            return self._grouped(shown, text)
-        return self._lines(shown, text)
+        return self._grouped(shown, text) if self.query.grouped else self._lines(shown, text)
 
     def _literal_lines(self, shown: str, data: bytes, literal: bytes) -> _Findings:
         """``_lines`` for a plain-text pattern, on the raw bytes: a C-level find per matching line."""
@@ -390,9 +391,8 @@ _SPECIAL = frozenset(".^$*+?{}[]\\|()\r\n\ufffd")  # a pattern with none of thes
 
 def _plain_literal(query: GrepQuery) -> bytes | None:
     """The pattern's UTF-8 bytes where it is text that matches only itself, shown one row per line."""
-    grouped = query.mode != "content" or query.before or query.after or query.multiline
-    plain = _SPECIAL.isdisjoint(query.pattern)
-    return query.pattern.encode("utf-8") if plain and not grouped and not query.case_insensitive else None
+    plain = _SPECIAL.isdisjoint(query.pattern) and not query.grouped and not query.case_insensitive
+    return query.pattern.encode("utf-8") if plain else None
 
 
 def _matcher(pattern: str, case_insensitive: bool, multiline: bool = False) -> Callable[[str, float], Iterator[Any]]:

@@ -26,10 +26,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-_re_parser: Any = importlib.import_module("re._parser")
-_LITERAL = _re_parser.LITERAL
+# The parser re.compile itself uses; no public API hands out the parsed tree (grep's validation uses it too).
+re_parser: Any = importlib.import_module("re._parser")
+_LITERAL = re_parser.LITERAL
 # ASCII letters that, ignoring case, also match a non-ASCII character in the regex engine
-# (tests/test_grep_speed.py enumerates every code point to prove this list complete).
+# (tests/test_prefilter.py enumerates every code point to prove this list complete).
 FOLDS_BEYOND_ASCII = frozenset("iIkKsS")
 _UNSAFE = frozenset("\r\n{}]\ufffd")
 
@@ -40,15 +41,21 @@ Prefilter = Callable[[bytes], bool]
 def required_literals(pattern: str) -> list[str]:
     """The runs of literal characters every match of ``pattern`` contains, longest first; [] when the
     pattern cannot be read that way (see the module's rules)."""
+    return _read(pattern)[0]
+
+
+def _read(pattern: str) -> tuple[list[str], bool]:
+    """``required_literals`` of the pattern, and whether it turns case-insensitivity on itself (``(?i)``)."""
     if "[:" in pattern:
-        return []
+        return [], False
     try:
-        parsed = _re_parser.parse(pattern)
+        parsed = re_parser.parse(pattern)
     except (re.error, RecursionError, OverflowError):
-        return []
+        return [], False
     if any(op == _LITERAL and argument == ord("{") for op, argument in parsed):
-        return []  # 'c{e<=1}' is a fuzzy match of 'c' to the regex engine: neither 'c' nor the braces are sure
-    verbose = bool(parsed.state.flags & re.VERBOSE)
+        return [], False  # 'c{e<=1}' is a fuzzy match of 'c' to the regex engine: neither 'c' nor the braces are sure
+    flags = parsed.state.flags
+    verbose = bool(flags & re.VERBOSE)
     runs: list[str] = []
     current: list[str] = []
     for op, argument in parsed:
@@ -60,7 +67,7 @@ def required_literals(pattern: str) -> list[str]:
             current = []
     if current:
         runs.append("".join(current))
-    return sorted(runs, key=len, reverse=True)
+    return sorted(runs, key=len, reverse=True), bool(flags & re.IGNORECASE)
 
 
 def _counts(char: str, verbose: bool) -> bool:
@@ -70,20 +77,13 @@ def _counts(char: str, verbose: bool) -> bool:
     return char not in _UNSAFE and not "\ud800" <= char <= "\udfff" and not (verbose and char.isspace())
 
 
-def _global_ignore_case(pattern: str) -> bool:
-    try:
-        return bool(_re_parser.parse(pattern).state.flags & re.IGNORECASE)
-    except (re.error, RecursionError, OverflowError):
-        return True
-
-
 def prefilter(pattern: str, case_insensitive: bool) -> Prefilter | None:
     """A check on raw bytes that is False only for a file with no match of ``pattern``; None when no
     literal of the pattern can be used for one."""
-    literals = required_literals(pattern)
+    literals, ignores_case = _read(pattern)
     if not literals:
         return None
-    if not (case_insensitive or _global_ignore_case(pattern)):
+    if not (case_insensitive or ignores_case):
         needle = literals[0].encode("utf-8")
         return lambda data: needle in data
     ascii_literals = [text for text in literals if text.isascii()]

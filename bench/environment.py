@@ -1,6 +1,6 @@
 """The bench's own environment for peers: ``.bench-env/venv`` (Python >= 3.12, fs-tools installed from
-this checkout plus ``requirements-peers.txt``) and ``.bench-env/node`` (``package.json``). Built on first
-use, rebuilt when those files change."""
+this checkout plus ``requirements-peers.txt``, with ``overrides-peers.txt`` applied by uv) and
+``.bench-env/node`` (``package.json``). Built on first use, rebuilt when those files change."""
 
 from __future__ import annotations
 
@@ -50,18 +50,24 @@ def _run(argv: list[str], cwd: Path | None = None) -> None:
 def ensure_python_peers(python: str) -> Path:
     """The venv's interpreter, with fs-tools (editable) and the Python peers installed."""
     stamp = VENV / ".fs-tools-bench"
-    wanted = _fingerprint(HERE / "requirements-peers.txt", REPO / "pyproject.toml")
+    overrides = HERE / "overrides-peers.txt"
+    wanted = _fingerprint(HERE / "requirements-peers.txt", overrides, REPO / "pyproject.toml")
     interpreter = VENV / "bin" / "python"
     if not (stamp.exists() and stamp.read_text() == wanted and interpreter.exists()):
         shutil.rmtree(VENV, ignore_errors=True)
         _run([python, "-m", "venv", str(VENV)])
+        # uv, not pip: only uv can override a peer's pin (see overrides-peers.txt); uv is a dev dependency
+        uv = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
         _run(
             [
-                str(interpreter),
-                "-m",
+                uv,
                 "pip",
                 "install",
                 "-q",
+                "--python",
+                str(interpreter),
+                "--override",
+                str(overrides),
                 "-e",
                 f"{REPO}[mcp]",
                 "-r",

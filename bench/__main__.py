@@ -37,8 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", help="a Python >= 3.12 for the peer environment")
     parser.add_argument(
         "--sections",
-        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http",
-        help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http",
+        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http,redis",
+        help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http,"
+        "redis",
     )
     args = parser.parse_args(argv)
     peers = not (args.smoke or args.no_peers)
@@ -94,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.http import http_rows
 
         rows += http_rows(args.smoke)
+    if "redis" in sections:
+        from bench.redis import redis_rows
+
+        rows += redis_rows(args.smoke)
     machine = machine_info()
     print(render(rows, machine, time.perf_counter() - started))
     Path(args.json).write_text(

@@ -33,9 +33,9 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _http_server(root: Path) -> Iterator[str]:
+def _http_server(root: Path, *options: str) -> Iterator[str]:
     port = _free_port()
-    argv = [sys.executable, "-m", "fs_tools.cli", "serve", "--root", str(root), "--transport", "http"]
+    argv = [sys.executable, "-m", "fs_tools.cli", "serve", "--root", str(root), "--transport", "http", *options]
     process = subprocess.Popen([*argv, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60

@@ -133,6 +133,10 @@ def _parser() -> _Parser:
         help="fsync every write's file and directory (default on; --no-durable: atomic, not crash-safe)",
     )
     workspace.add_argument("--prefix", help="put before every tool name the model sees and calls (fs_ gives fs_read)")
+    workspace.add_argument(
+        "--workspace-id", help="a Redis store: the workspace's name in its keys (default the primary root's path)"
+    )
+    workspace.add_argument("--key-prefix", help="a Redis store: keeps deployments sharing one Redis apart")
 
     parser = _Parser(
         prog="fs-tools",
@@ -161,11 +165,17 @@ def _parser() -> _Parser:
         "the variable, since other local users can read a command line)",
     )
     serve.add_argument("--audit-log", type=Path, help="append one JSON line per tool call to this file")
+    serve.add_argument(
+        "--store",
+        help="keep observations and history in a SQLite file, or in Redis (redis://host:port/db) shared by "
+        "replicas and workers (default: in memory)",
+    )
 
     stateful = _Parser(add_help=False)
     stateful.add_argument("--session", help=f"session key: the same key keeps the same observations (${SESSION_ENV})")
     stateful.add_argument(
-        "--state", type=Path, help=f"observation store (default ${STATE_ENV} or {default_state_file()})"
+        "--state",
+        help=f"observation store: a SQLite file or a redis:// URL (default ${STATE_ENV} or {default_state_file()})",
     )
     call = command("call", [common, workspace, stateful], "run one tool call; observations persist between invocations")
     call.add_argument("--json", action="store_true", help="print the MCP result: isError, content, structuredContent")
@@ -302,7 +312,16 @@ def _workspace_options(args: argparse.Namespace) -> dict[str, Any]:
         options["tools"] = args.tools
     if args.prefix is not None:
         options["prefix"] = args.prefix
-    for name in ("stale", "check_syntax", "refuse_syntax_errors", "check_placeholders", "dialect", "durable"):
+    for name in (
+        "stale",
+        "check_syntax",
+        "refuse_syntax_errors",
+        "check_placeholders",
+        "dialect",
+        "durable",
+        "workspace_id",
+        "key_prefix",
+    ):
         if getattr(args, name, None) is not None:
             options[name] = getattr(args, name)
     return options
@@ -325,6 +344,8 @@ def _opened_workspace(roots: list[str], **options: Any) -> Iterator[Workspace]:
 
 def _serve(args: argparse.Namespace) -> int:
     roots, options = _roots(args.root), _workspace_options(args)
+    if args.store is not None:
+        options["store"] = _store_of(args.store, roots)
     try:
         from fs_tools import mcp_server
     except ImportError as exc:
@@ -389,20 +410,29 @@ def _call(args: argparse.Namespace) -> int:
     return 0
 
 
-def _session_state(args: argparse.Namespace, roots: list[str]) -> tuple[str, Path]:
+def _session_state(args: argparse.Namespace, roots: list[str]) -> tuple[str, Path | str]:
     session = args.session or _env(SESSION_ENV)
     if session is None:
         raise _BadSetup(f"no session key: give --session KEY or set ${SESSION_ENV}")
-    state = Path(args.state or _env(STATE_ENV) or default_state_file())
+    return session, _store_of(args.state or _env(STATE_ENV) or default_state_file(), roots)
+
+
+def _store_of(given: str | Path, roots: list[str]) -> Path | str:
+    """A ``--state`` / ``--store``: a Redis URL as it is, else a SQLite file that must lie outside the roots."""
+    from fs_tools.redis_store import is_redis_url
+
+    if is_redis_url(given):
+        return str(given)
+    state = Path(given)
     _check_outside(state, roots)
-    return session, state
+    return state
 
 
 def _history(args: argparse.Namespace) -> int:
     """``checkpoint``, ``history``, ``diff`` and ``rewind`` of a ``call`` session (SPEC §16)."""
     roots, options = _roots(args.root), _workspace_options(args)
     session_key, state = _session_state(args, roots)
-    if args.command != "checkpoint" and not state.exists():
+    if args.command != "checkpoint" and isinstance(state, Path) and not state.exists():
         raise _BadSetup(f"no state file {str(state)!r}: it is made by the first 'fs-tools call' (or checkpoint)")
     with _opened_workspace(roots, store=state, **options) as workspace:
         session = workspace.session(session_key)

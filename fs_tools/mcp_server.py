@@ -642,7 +642,15 @@ def http_app(workspace: Workspace, *, host: str, token: str | None = None, audit
     DNS rebinding; with a ``token`` every request must also carry it (``BearerToken``)."""
     server = build_server(workspace, http_sessions, audit=audit)
     server.middleware.append(_handshake_only)
-    app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=False, host=host)
+    store = workspace.store
+    if all(callable(getattr(store, name, None)) for name in ("open_mcp_session", "mcp_session_open")):
+        # a shared store (Redis): any replica serves any session; the ids live in the store
+        from fs_tools.replicas import SharedSessions
+
+        stateless = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=host)
+        app: Any = SharedSessions(stateless, store, path="/mcp")  # type: ignore[arg-type]
+    else:
+        app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=False, host=host)
     return app if token is None else BearerToken(app, token)
 
 

@@ -31,6 +31,7 @@ from fs_tools.errors import (
 from fs_tools.history import DEFAULT_HISTORY_BYTES, HistoryEntry, HistoryStore, MemoryHistory, RewindReport
 from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import DEFAULT_LOCK_SECONDS, CancelToken, FileProvider, Provider
+from fs_tools.redis_store import is_redis_url
 from fs_tools.result import ToolResult
 from fs_tools.terms import speaking
 from fs_tools.tools import ReadMemory, Tool, ToolContext, checkpoints
@@ -40,6 +41,7 @@ from fs_tools.tools.suggest import similar_paths
 from policy import MemoryStore, ObservationStore, ProtectedPaths
 
 if TYPE_CHECKING:
+    from fs_tools.redis_store import RedisStore
     from fs_tools.watcher import Change, Watcher
 
 DEFAULT_MAX_FILE_BYTES = 16 << 20
@@ -105,8 +107,11 @@ class Workspace:
 
     Keyword options: ``read_only`` refuses every write and edit; ``protected`` lists gitignore-style
     patterns no write or edit may touch; ``max_file_bytes`` bounds what is read or written;
-    ``store`` is an ``ObservationStore`` or the path of a SQLite file that keeps observations across
-    processes (in-memory by default); ``search_seconds`` is the time budget of glob and grep; ``watch`` starts one
+    ``store`` is an ``ObservationStore``, the path of a SQLite file that keeps observations across
+    processes, or a ``redis://`` URL that shares them (and history) across processes and hosts (SPEC §17;
+    ``workspace_id`` names the workspace in its keys, by default the primary root's canonical path, and
+    ``key_prefix`` keeps deployments apart; see ``RedisStore``); in-memory by default; ``search_seconds``
+    is the time budget of glob and grep; ``watch`` starts one
     watchdog observer for all roots, so ``session.changed()`` re-hashes only what it reported;
     ``lock_timeout`` bounds how long a call waits for a lock another writer holds (then ``FS_BUSY``);
     ``max_read_bytes`` is the largest file ``read`` scans (it pages, but hashes the whole file; by default
@@ -161,6 +166,8 @@ class Workspace:
         dialect: str = "fs-tools",
         max_history_bytes: int | None = None,
         durable: bool = True,
+        workspace_id: str | None = None,
+        key_prefix: str | None = None,
     ) -> None:
         if not isinstance(durable, bool):
             raise ValueError(f"Workspace(durable=...) must be True or False, got {durable!r}")
@@ -213,9 +220,22 @@ class Workspace:
             )
         # Checked in order of cost, and whatever was opened is closed again if a later option is bad:
         # a host that retries with a fixed option leaks no descriptor or connection.
-        opened: SqliteStore | None = None
+        shared = is_redis_url(store)
+        if not shared and (workspace_id is not None or key_prefix is not None):
+            named = "workspace_id" if workspace_id is not None else "key_prefix"
+            raise ValueError(
+                f"Workspace({named}=...) names the keys of a shared store: give store='redis://…' with it "
+                "(a RedisStore made by the host takes it in its own constructor)"
+            )
+        opened: SqliteStore | RedisStore | None = None
         if store is None:
             self.store: ObservationStore = MemoryStore()
+        elif shared:
+            from fs_tools.redis_store import RedisStore
+
+            self.store = opened = RedisStore(
+                str(store), workspace_id=workspace_id, key_prefix=key_prefix or "fs-tools", max_history_bytes=budget
+            )
         elif isinstance(store, str | os.PathLike):
             self.store = opened = SqliteStore(store, max_history_bytes=budget)
         else:
@@ -236,6 +256,14 @@ class Workspace:
                     lock_timeout=lock_timeout,
                     durable=durable,
                 )
+            bind = getattr(self.store, "bind", None)
+            if callable(bind):  # a shared store forms its keys from the roots (RedisStore)
+                try:
+                    bind(self.provider.real_root_paths)
+                except BaseException:
+                    if given is None:
+                        self.provider.close()
+                    raise
         except BaseException:
             if opened is not None:
                 opened.close()

@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("fs_tools.errors", "fs_tools.names", "fs_tools.terms"),
     ("fs_tools.result", "fs_tools.arguments", "policy"),
     ("fs_tools.provider",),
-    ("fs_tools.observation_store", "fs_tools.history", "fs_tools.watcher"),
+    ("fs_tools.observation_store", "fs_tools.redis_store", "fs_tools.history", "fs_tools.watcher"),
     ("fs_tools.tools",),
     ("fs_tools.boundary", "fs_tools.diagnostics", "fs_tools.presenters"),
     ("fs_tools.workspace",),
@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
         "fs_tools.reference",
         "fs_tools",  # the package's face: lazy re-exports of the workspace and the vocabulary
     ),
-    ("fs_tools.mcp_server",),
+    ("fs_tools.mcp_server", "fs_tools.replicas"),
     ("fs_tools.cli", "fs_tools.__main__"),
 ]
 # Imports of the provider's inner modules from outside it, each with why it is allowed.

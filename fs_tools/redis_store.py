@@ -1,0 +1,470 @@
+"""Observations and history in Redis (SPEC §17), so several processes and hosts share sessions: a
+session's calls may land on any worker or replica and its gates hold.
+
+``RedisStore`` implements ``policy.ObservationStore`` and, as ``.history``, the history store of SPEC §16.
+It lives here, not in ``policy``, because it does I/O; ``redis`` (redis-py) is imported when a store is
+made, not with this module.
+
+Correctness never rests on the store: a commit re-checks the file's content hash under the file's lock,
+whatever the store said. The store decides what a session may do (read-before-write, staleness), so it
+fails closed: Redis unreachable is ``STORE_UNAVAILABLE`` for the call, never a call that goes on without
+its gate; Redis back but empty means every session has seen nothing (``FS_NOT_OBSERVED``) until it reads
+again.
+
+Keys are formed from a workspace id (default: the primary root's canonical path) and each file's path
+relative to its root, so hosts that mount the workspace at different paths agree when given the same id;
+``key_prefix`` keeps several deployments apart in one Redis. One Redis server (or a primary with its
+replicas) is assumed, not Redis Cluster: a history append touches keys a cluster would spread over slots.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from fs_tools.errors import StoreUnavailable
+from fs_tools.history.model import (
+    DEFAULT_HISTORY_BYTES,
+    Effect,
+    Entry,
+    Move,
+    Step,
+    decode_steps,
+    encode_steps,
+    entry_size,
+    versions_of,
+)
+from policy import ABSENT, Observation, Present
+
+if TYPE_CHECKING:
+    import redis
+
+log = logging.getLogger("fs_tools.redis_store")
+
+SCHEMES = ("redis://", "rediss://", "unix://")
+DEFAULT_SESSION_SECONDS = 7 * 24 * 3600
+_ABSENT = b""  # an observation of no file; a present one is its 32-hex version
+
+
+def is_redis_url(value: object) -> bool:
+    """Whether a ``store=`` value names a Redis server rather than a SQLite file."""
+    return isinstance(value, str) and value.lower().startswith(SCHEMES)
+
+
+def shown_url(url: str) -> str:
+    """The URL as a message may show it: without its password."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("://", 1)[0] + "://…"
+    if parts.password is None:
+        return url
+    user = f"{parts.username}:" if parts.username else ":"
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return parts._replace(netloc=f"{user}***@{host}").geturl()
+
+
+def _raw(value: str) -> bytes:
+    """A session key or a path as Redis keeps it: exactly, a lone surrogate (a non-UTF-8 name) included."""
+    return value.encode("utf-8", "surrogatepass")
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogatepass")
+
+
+class SharedKeys:
+    """File keys (canonical absolute paths, as the provider forms them) as a shared store keeps them:
+    the index of the root that holds the file and the path below it. A key under no root (never formed
+    by fs-tools) is kept absolute, behind a ``/``."""
+
+    def __init__(self, roots: Sequence[str]) -> None:
+        self.roots = tuple(roots)
+        # the innermost root first: nested roots give one file one key, whichever root resolved it
+        self._order = sorted(range(len(self.roots)), key=lambda i: -len(self.roots[i]))
+
+    def shared(self, key: str) -> str:
+        for index in self._order:
+            root = self.roots[index]
+            if key == root:
+                return f"{index}:"
+            inside = root if root.endswith("/") else root + "/"
+            if key.startswith(inside):
+                return f"{index}:{key[len(inside) :]}"
+        return "/" + key
+
+    def local(self, shared: str) -> str:
+        if shared.startswith("/"):
+            return shared[1:]
+        index, _, below = shared.partition(":")
+        root = self.roots[int(index)]
+        return os.path.join(root, below) if below else root
+
+    def steps(self, steps: Sequence[Step], convert: Any) -> tuple[Step, ...]:
+        return tuple(
+            Effect(convert(step.key), step.before, step.after)
+            if isinstance(step, Effect)
+            else Move(
+                convert(step.source),
+                convert(step.destination),
+                step.kind,
+                step.version,
+                step.replaced,
+                step.identity,
+            )
+            for step in steps
+        )
+
+
+class RedisStore:
+    """Observations and history in one Redis server, shared by every process given the same URL,
+    workspace id and prefix.
+
+    ``url`` is a redis-py URL (``redis://[[user]:password@]host:port/db``, ``rediss://`` for TLS,
+    ``unix:///path``). The constructor connects and raises a one-line ``ValueError`` naming the server
+    (never its password) when it cannot; later, any Redis failure is the call's ``STORE_UNAVAILABLE``.
+    A session's observations expire ``session_seconds`` after its last recorded observation. History
+    (``.history``) keeps at most ``max_history_bytes`` (entries and the contents they name; the oldest
+    dropped first).
+
+    ``workspace_id`` names the workspace in the keys (default: the primary root's canonical path, set
+    when a ``Workspace`` takes the store); hosts that mount it at different paths give the same id.
+    ``key_prefix`` namespaces deployments sharing one Redis.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        workspace_id: str | None = None,
+        key_prefix: str = "fs-tools",
+        session_seconds: float = DEFAULT_SESSION_SECONDS,
+        max_history_bytes: int = DEFAULT_HISTORY_BYTES,
+        timeout: float = 5.0,
+    ) -> None:
+        if not is_redis_url(url):
+            raise ValueError(f"a Redis store needs a redis://, rediss:// or unix:// URL, not {url[:60]!r}")
+        for name, value in (("workspace_id", workspace_id), ("key_prefix", key_prefix)):
+            if value is not None and (not isinstance(value, str) or not value or "\0" in value):
+                raise ValueError(f"RedisStore({name}=...) must be a non-empty string, got {value!r}")
+        if not isinstance(session_seconds, int | float) or isinstance(session_seconds, bool) or session_seconds < 1:
+            raise ValueError(f"RedisStore(session_seconds=...) must be at least 1 second, got {session_seconds!r}")
+        try:
+            import redis
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
+        except ImportError as exc:
+            raise ValueError(f"a Redis store needs redis-py ({exc}): pip install 'agent-fs-tools[redis]'") from exc
+        self.url = url
+        self.shown = shown_url(url)
+        self.key_prefix = key_prefix
+        self.workspace_id = workspace_id
+        self.session_seconds = int(session_seconds)
+        self._errors: tuple[type[BaseException], ...] = (redis.RedisError,)
+        try:
+            # one retry, at once, of a command that met a dropped connection (a restart): it reconnects;
+            # a server that is down or hangs fails the call within ``timeout`` (a timeout is not retried)
+            self._redis: redis.Redis = redis.Redis.from_url(
+                url,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=Retry(NoBackoff(), 1),
+                retry_on_error=[redis.ConnectionError],
+            )
+            self._redis.ping()
+        except (ValueError, redis.RedisError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise ValueError(f"observation store {self.shown} cannot be reached: {reason}") from exc
+        self._keys: SharedKeys | None = None
+        self.history = RedisHistory(self, max_bytes=max_history_bytes)
+
+    # --- binding to a workspace ---------------------------------------------------------------------
+
+    def bind(self, roots: Sequence[str]) -> None:
+        """Form keys from ``roots`` (canonical, the primary first); the workspace id defaults to the
+        primary root. A store bound to other roots refuses: its keys would name other files."""
+        roots = tuple(roots)
+        if self._keys is not None and self._keys.roots != roots:
+            raise ValueError(
+                f"this RedisStore serves the roots {list(self._keys.roots)}; make another for {list(roots)}"
+            )
+        self._keys = SharedKeys(roots)
+        if self.workspace_id is None:
+            self.workspace_id = roots[0]
+
+    @property
+    def keys(self) -> SharedKeys:
+        if self._keys is None:
+            raise RuntimeError("a RedisStore is used through a Workspace (which binds it to its roots)")
+        return self._keys
+
+    def name(self, *parts: bytes | str) -> bytes:
+        """A Redis key of this deployment and workspace."""
+        base = f"{self.key_prefix}\0{self.workspace_id}\0".encode("utf-8", "surrogatepass")
+        return base + b"\0".join(part if isinstance(part, bytes) else _raw(part) for part in parts)
+
+    @contextlib.contextmanager
+    def guard(self, doing: str) -> Iterator[redis.Redis]:
+        """The client, for one step; a Redis failure becomes ``STORE_UNAVAILABLE``. The message is for
+        the model: it names the condition, never the server (the host's log gets it)."""
+        try:
+            yield self._redis
+        except self._errors as exc:
+            log.error("observation store %s failed while %s: %s", self.shown, doing, exc)
+            raise StoreUnavailable(
+                f"the session's observation store cannot be reached ({type(exc).__name__}) — retry the call "
+                "in a moment; if it keeps failing, tell the user"
+            ) from exc
+
+    # --- observations -------------------------------------------------------------------------------
+
+    def get(self, session: str, key: str) -> Observation | None:
+        with self.guard("reading an observation") as db:
+            found = db.hget(self.name("o", _raw(session)), _raw(self.keys.shared(key)))
+        return _observation(found)
+
+    def put(self, session: str, key: str, observation: Observation) -> None:
+        value = observation.version.encode("ascii") if isinstance(observation, Present) else _ABSENT
+        name = self.name("o", _raw(session))
+        with self.guard("recording an observation") as db:
+            pipe = db.pipeline(transaction=True)
+            pipe.hset(name, _raw(self.keys.shared(key)), value)
+            pipe.expire(name, self.session_seconds)
+            pipe.execute()
+
+    def forget(self, session: str, key: str | None = None) -> None:
+        name = self.name("o", _raw(session))
+        with self.guard("forgetting an observation") as db:
+            if key is None:
+                db.delete(name)
+            else:
+                db.hdel(name, _raw(self.keys.shared(key)))
+
+    def observed(self, session: str) -> dict[str, Observation]:
+        with self.guard("listing observations") as db:
+            found = db.hgetall(self.name("o", _raw(session)))
+        observed: dict[str, Observation] = {}
+        for field, value in found.items():
+            observation = _observation(value)
+            if observation is not None and isinstance(field, bytes):
+                observed[self.keys.local(_text(field))] = observation
+        return observed
+
+    # --- the MCP sessions replicas share (streamable HTTP) -------------------------------------------
+
+    def open_mcp_session(self, session_id: str) -> None:
+        """Record an MCP session id a replica issued: every replica then accepts it."""
+        with self.guard("opening an MCP session") as db:
+            db.set(self.name("mcp", session_id), b"1", ex=self.session_seconds)
+
+    def mcp_session_open(self, session_id: str) -> bool:
+        """Whether some replica issued ``session_id`` and nobody ended it; its expiry starts again."""
+        with self.guard("looking up an MCP session") as db:
+            return bool(db.expire(self.name("mcp", session_id), self.session_seconds))
+
+    def close_mcp_session(self, session_id: str) -> bool:
+        """End an MCP session everywhere; whether it was open."""
+        with self.guard("ending an MCP session") as db:
+            return bool(db.delete(self.name("mcp", session_id)))
+
+    def close(self) -> None:
+        with contextlib.suppress(*self._errors):
+            self._redis.close()
+
+
+def _observation(value: object) -> Observation | None:
+    if not isinstance(value, bytes):
+        return None
+    if value == _ABSENT:
+        return ABSENT
+    try:
+        return Present(value.decode("ascii"))
+    except UnicodeDecodeError:  # not a value fs-tools wrote: as good as unseen (the gate asks for a read)
+        return None
+
+
+# --- history ---------------------------------------------------------------------------------------
+
+# One entry appended and the oldest dropped past the budget, in one atomic step (a worker that dies
+# midway leaves nothing half-done). KEYS[1] is the history's key base; ARGV: session, entry, its size,
+# the budget, keep bytes (1/0), the number of versions, then (version, given 1/0, bytes) for each.
+_APPEND = """
+local b = KEYS[1]
+local session, body, size, budget = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local keep, n = ARGV[5] == '1', tonumber(ARGV[6])
+local seq = redis.call('INCR', b .. 'seq')
+local added = size
+local versions = {}
+for i = 0, n - 1 do
+  local version, given, data = ARGV[7 + 3 * i], ARGV[8 + 3 * i], ARGV[9 + 3 * i]
+  table.insert(versions, version)
+  if redis.call('HEXISTS', b .. 'refs', version) == 1 then
+    redis.call('HINCRBY', b .. 'refs', version, 1)
+  elseif keep and given == '1' and #data <= budget then
+    redis.call('SET', b .. 'blob\\0' .. version, data)
+    redis.call('HSET', b .. 'refs', version, 1)
+    added = added + #data
+  end
+end
+redis.call('HSET', b .. 'entry', seq, body)
+redis.call('HSET', b .. 'who', seq, session)
+redis.call('HSET', b .. 'size', seq, size)
+redis.call('HSET', b .. 'versions', seq, table.concat(versions, ' '))
+redis.call('ZADD', b .. 'order', seq, seq)
+redis.call('ZADD', b .. 'session\\0' .. session, seq, seq)
+local total = redis.call('INCRBY', b .. 'total', added)
+while total > budget do
+  local oldest = redis.call('ZRANGE', b .. 'order', 0, 0)
+  if #oldest == 0 then break end
+  local s = oldest[1]
+  local who = redis.call('HGET', b .. 'who', s)
+  local own = tonumber(redis.call('HGET', b .. 'size', s) or '0') or 0
+  local named = redis.call('HGET', b .. 'versions', s) or ''
+  redis.call('ZREM', b .. 'order', s)
+  redis.call('HDEL', b .. 'entry', s)
+  redis.call('HDEL', b .. 'who', s)
+  redis.call('HDEL', b .. 'size', s)
+  redis.call('HDEL', b .. 'versions', s)
+  total = total - own
+  if who then
+    redis.call('ZREM', b .. 'session\\0' .. who, s)
+    local through = tonumber(redis.call('HGET', b .. 'trimmed', who) or '0') or 0
+    if tonumber(s) > through then redis.call('HSET', b .. 'trimmed', who, s) end
+  end
+  for version in string.gmatch(named, '%S+') do
+    if redis.call('HEXISTS', b .. 'refs', version) == 1 then
+      if redis.call('HINCRBY', b .. 'refs', version, -1) <= 0 then
+        total = total - redis.call('STRLEN', b .. 'blob\\0' .. version)
+        redis.call('DEL', b .. 'blob\\0' .. version)
+        redis.call('HDEL', b .. 'refs', version)
+      end
+    end
+  end
+end
+redis.call('SET', b .. 'total', total)
+return seq
+"""
+
+# A session's entries after a seq, as (seq, entry) pairs, in one step.
+_ENTRIES = """
+local b = KEYS[1]
+local seqs = redis.call('ZRANGEBYSCORE', b .. 'session\\0' .. ARGV[1], '(' .. ARGV[2], '+inf')
+local found = {}
+for _, s in ipairs(seqs) do
+  local body = redis.call('HGET', b .. 'entry', s)
+  if body then
+    table.insert(found, s)
+    table.insert(found, body)
+  end
+end
+return found
+"""
+
+
+class RedisHistory:
+    """The history of SPEC §16 in the store's Redis: entries in one order shared by every process
+    (``seq`` from one counter), the bytes they name kept once, the oldest dropped past ``max_bytes`` —
+    each append one atomic script. Paths are kept as the store's shared keys."""
+
+    def __init__(self, store: RedisStore, *, max_bytes: int = DEFAULT_HISTORY_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._store = store
+        self._append = store._redis.register_script(_APPEND)
+        self._entries = store._redis.register_script(_ENTRIES)
+
+    def _base(self) -> bytes:
+        return self._store.name("h", b"")
+
+    def append(
+        self,
+        session: str,
+        *,
+        tool: str | None,
+        call: str | None,
+        label: str | None,
+        steps: Sequence[Step],
+        blobs: Mapping[str, bytes],
+    ) -> int:
+        keys = self._store.keys
+        body = json.dumps(
+            {
+                "at": time.time(),
+                "tool": tool,
+                "call": call,
+                "label": label,
+                "steps": encode_steps(keys.steps(steps, keys.shared)),
+            }
+        )
+        args: list[bytes | str | int] = [
+            _raw(session),
+            body,
+            entry_size(steps, label),
+            self.max_bytes,
+            1,
+        ]
+        versions = sorted(versions_of(steps))
+        args.append(len(versions))
+        for version in versions:
+            data = blobs.get(version)
+            args += [version, 0 if data is None else 1, b"" if data is None else data]
+        with self._store.guard("recording history") as db:
+            return int(self._append(keys=[self._base()], args=args, client=db))
+
+    def entries(self, session: str, after: int = 0) -> list[Entry]:
+        keys = self._store.keys
+        with self._store.guard("reading history") as db:
+            found = self._entries(keys=[self._base()], args=[_raw(session), int(after)], client=db)
+        entries = []
+        for seq, body in zip(found[::2], found[1::2], strict=True):
+            try:
+                kept = json.loads(body)
+                steps = keys.steps(decode_steps(kept["steps"]), keys.local)
+                entries.append(
+                    Entry(int(seq), session, float(kept["at"]), kept["tool"], kept["call"], kept["label"], steps)
+                )
+            except (TypeError, ValueError, IndexError, KeyError) as exc:  # written by something else
+                raise StoreUnavailable(
+                    f"the history store's entry {int(seq)} is damaged ({type(exc).__name__}); history, diff and "
+                    "rewind need a store fs-tools wrote"
+                ) from exc
+        return entries
+
+    def blob(self, version: str) -> bytes | None:
+        with self._store.guard("reading history") as db:
+            data = db.get(self._base() + b"blob\0" + version.encode("ascii", "replace"))
+        if not isinstance(data, bytes):
+            return None
+        from fs_tools.provider import version_of
+
+        return data if version_of(data) == version else None  # never bytes that are not that version
+
+    def trimmed_through(self, session: str) -> int:
+        with self._store.guard("reading history") as db:
+            found = db.hget(self._base() + b"trimmed", _raw(session))
+        return 0 if found is None else int(found)
+
+    def latest(self) -> int:
+        with self._store.guard("reading history") as db:
+            found = db.get(self._base() + b"seq")
+        return 0 if found is None else int(found)
+
+    @functools.cached_property
+    def identity(self) -> str:
+        name = self._base() + b"identity"
+        with self._store.guard("reading history") as db:
+            db.set(name, os.urandom(8).hex(), nx=True)  # made with the history: marks carry it
+            found = db.get(name)
+        return found.decode("ascii") if isinstance(found, bytes) else ""
+
+    @property
+    def kept_bytes(self) -> int:
+        with self._store.guard("reading history") as db:
+            found = db.get(self._base() + b"total")
+        return 0 if found is None else int(found)

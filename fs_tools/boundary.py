@@ -169,7 +169,8 @@ def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
 
 
 _NOT_TEXT_STEP = {
-    "image": "fs-tools cannot show images yet; ask the user what it shows, or leave it alone",
+    "image": "fs-tools shows PNG, JPEG, GIF and WebP images only; ask the user what it shows, or leave it alone",
+    "broken-image": "it may be cut short or still being written: leave it alone, or ask the user for a good copy",
     "document": "fs-tools cannot read PDF documents yet; ask the user for a text version",
     "archive": "it is not text to read or edit: leave it alone, or ask the user what is in it",
     "binary": "it is a program or a database, not text: leave it alone",
@@ -191,6 +192,8 @@ def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
         return f"{exc.message} — the host limits files to that size; make the edit smaller, or split the file"
     if details.get("subject") == "content":
         return f"{exc.message} — the host limits files to that size; write less content per file"
+    if details.get("subject") == "image":
+        return f"{exc.message} — ask the user for a smaller copy, or for what it shows"
     if details.get("subject") == "read":
         if "grep" in tools:
             return f"{exc.message} for reading — use {tools['grep']} to find what you need in it, or ask the user"
@@ -300,8 +303,8 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
     NotDirectory: Remedy("Use the path of a directory (list shows what is where)."),
     NotRegularFile: Remedy("Read files only; use list to see a directory's entries.", _not_regular),
     NotText: Remedy(
-        "fs-tools reads and edits UTF-8 text only; the message says what the file appears to be — leave it "
-        "alone or ask the user.",
+        "fs-tools reads and edits UTF-8 text and shows PNG, JPEG, GIF and WebP images; the message says what "
+        "else the file appears to be — leave it alone or ask the user.",
         _not_text,
     ),
     TooLarge: Remedy(

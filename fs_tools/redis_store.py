@@ -11,7 +11,8 @@ fails closed: Redis unreachable is ``STORE_UNAVAILABLE`` for the call, never a c
 its gate; Redis back but empty means every session has seen nothing (``FS_NOT_OBSERVED``) until it reads
 again.
 
-Keys are formed from a workspace id (default: the primary root's canonical path) and each file's path
+Keys are formed from a workspace id (default: the primary root's canonical path; with several roots,
+all of them in order) and each file's path
 relative to its root, so hosts that mount the workspace at different paths agree when given the same id;
 ``key_prefix`` keeps several deployments apart in one Redis. One Redis server (or a primary with its
 replicas) is assumed, not Redis Cluster: a history append touches keys a cluster would spread over slots.
@@ -20,11 +21,11 @@ replicas) is assumed, not Redis Cluster: a history append touches keys a cluster
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import logging
 import os
 import time
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -100,12 +101,27 @@ class SharedKeys:
                 return f"{index}:{key[len(inside) :]}"
         return "/" + key
 
-    def local(self, shared: str) -> str:
+    def local(self, shared: str) -> str | None:
+        """The file key of a shared one; None for a key this workspace's roots cannot hold (written by
+        a workspace with other roots, or by something else)."""
         if shared.startswith("/"):
             return shared[1:]
-        index, _, below = shared.partition(":")
+        index, colon, below = shared.partition(":")
+        if not colon or not index.isdigit() or int(index) >= len(self.roots):
+            return None
         root = self.roots[int(index)]
         return os.path.join(root, below) if below else root
+
+    def local_steps(self, steps: Sequence[Step]) -> tuple[Step, ...]:
+        """Steps as kept, with this workspace's file keys; a ValueError for a key its roots cannot hold."""
+
+        def local(shared: str) -> str:
+            key = self.local(shared)
+            if key is None:
+                raise ValueError(f"a path under no root of this workspace: {shared[:80]!r}")
+            return key
+
+        return self.steps(steps, local)
 
     def steps(self, steps: Sequence[Step], convert: Any) -> tuple[Step, ...]:
         return tuple(
@@ -134,8 +150,9 @@ class RedisStore:
     (``.history``) keeps at most ``max_history_bytes`` (entries and the contents they name; the oldest
     dropped first).
 
-    ``workspace_id`` names the workspace in the keys (default: the primary root's canonical path, set
-    when a ``Workspace`` takes the store); hosts that mount it at different paths give the same id.
+    ``workspace_id`` names the workspace in the keys (default: the primary root's canonical path, or all
+    the roots' in order when there are several; set when a ``Workspace`` takes the store); hosts that
+    mount it at different paths give the same id.
     ``key_prefix`` namespaces deployments sharing one Redis.
     """
 
@@ -170,12 +187,13 @@ class RedisStore:
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError,)
         try:
             # one retry, at once, of a command that met a dropped connection (a restart): it reconnects;
-            # a server that is down or hangs fails the call within ``timeout`` (a timeout is not retried)
+            # a timeout is not retried, so a server that hangs fails each step within ``timeout``. Every
+            # command is safe to send twice (a history append carries a token the script checks).
             self._redis: redis.Redis = redis.Redis.from_url(
                 url,
                 socket_timeout=timeout,
                 socket_connect_timeout=timeout,
-                retry=Retry(NoBackoff(), 1),
+                retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
                 retry_on_error=[redis.ConnectionError],
             )
             self._redis.ping()
@@ -196,8 +214,8 @@ class RedisStore:
                 f"this RedisStore serves the roots {list(self._keys.roots)}; make another for {list(roots)}"
             )
         self._keys = SharedKeys(roots)
-        if self.workspace_id is None:
-            self.workspace_id = roots[0]
+        if self.workspace_id is None:  # one root: its path; several: all of them, in order
+            self.workspace_id = roots[0] if len(roots) == 1 else json.dumps(list(roots))
 
     @property
     def keys(self) -> SharedKeys:
@@ -253,8 +271,9 @@ class RedisStore:
         observed: dict[str, Observation] = {}
         for field, value in found.items():
             observation = _observation(value)
-            if observation is not None and isinstance(field, bytes):
-                observed[self.keys.local(_text(field))] = observation
+            key = self.keys.local(_text(field)) if isinstance(field, bytes) else None
+            if observation is not None and key is not None:
+                observed[key] = observation
         return observed
 
     # --- the MCP sessions replicas share (streamable HTTP) -------------------------------------------
@@ -294,16 +313,20 @@ def _observation(value: object) -> Observation | None:
 
 # One entry appended and the oldest dropped past the budget, in one atomic step (a worker that dies
 # midway leaves nothing half-done). KEYS[1] is the history's key base; ARGV: session, entry, its size,
-# the budget, keep bytes (1/0), the number of versions, then (version, given 1/0, bytes) for each.
+# the budget, keep bytes (1/0), the append's token (a retry of it returns the first seq), the number of
+# versions, then (version, given 1/0, bytes) for each.
 _APPEND = """
 local b = KEYS[1]
 local session, body, size, budget = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local keep, n = ARGV[5] == '1', tonumber(ARGV[6])
+local keep, token, n = ARGV[5] == '1', ARGV[6], tonumber(ARGV[7])
+local done = redis.call('GET', b .. 'token\0' .. token)
+if done then return tonumber(done) end  -- the same append sent again (a retry): recorded once
 local seq = redis.call('INCR', b .. 'seq')
+redis.call('SET', b .. 'token\0' .. token, seq, 'EX', 3600)
 local added = size
 local versions = {}
 for i = 0, n - 1 do
-  local version, given, data = ARGV[7 + 3 * i], ARGV[8 + 3 * i], ARGV[9 + 3 * i]
+  local version, given, data = ARGV[8 + 3 * i], ARGV[9 + 3 * i], ARGV[10 + 3 * i]
   table.insert(versions, version)
   if redis.call('HEXISTS', b .. 'refs', version) == 1 then
     redis.call('HINCRBY', b .. 'refs', version, 1)
@@ -368,6 +391,9 @@ return found
 """
 
 
+_SEND_KEPT_BYTES = 64 << 10  # above this, an append first asks which contents are kept already
+
+
 class RedisHistory:
     """The history of SPEC §16 in the store's Redis: entries in one order shared by every process
     (``seq`` from one counter), the bytes they name kept once, the oldest dropped past ``max_bytes`` —
@@ -402,19 +428,18 @@ class RedisHistory:
                 "steps": encode_steps(keys.steps(steps, keys.shared)),
             }
         )
-        args: list[bytes | str | int] = [
-            _raw(session),
-            body,
-            entry_size(steps, label),
-            self.max_bytes,
-            1,
-        ]
+        args: list[bytes | str | int] = [_raw(session), body, entry_size(steps, label), self.max_bytes, 1]
         versions = sorted(versions_of(steps))
-        args.append(len(versions))
-        for version in versions:
-            data = blobs.get(version)
-            args += [version, 0 if data is None else 1, b"" if data is None else data]
+        args += [uuid.uuid4().hex, len(versions)]
         with self._store.guard("recording history") as db:
+            kept: set[str] = set()
+            if sum(len(blobs.get(version, b"")) for version in versions) > _SEND_KEPT_BYTES:
+                # large contents: send only what history does not keep already (one look first)
+                found = db.hmget(self._base() + b"refs", versions)
+                kept = {version for version, refs in zip(versions, found, strict=True) if refs is not None}
+            for version in versions:
+                data = None if version in kept else blobs.get(version)
+                args += [version, 0 if data is None else 1, b"" if data is None else data]
             return int(self._append(keys=[self._base()], args=args, client=db))
 
     def entries(self, session: str, after: int = 0) -> list[Entry]:
@@ -425,7 +450,7 @@ class RedisHistory:
         for seq, body in zip(found[::2], found[1::2], strict=True):
             try:
                 kept = json.loads(body)
-                steps = keys.steps(decode_steps(kept["steps"]), keys.local)
+                steps = keys.local_steps(decode_steps(kept["steps"]))
                 entries.append(
                     Entry(int(seq), session, float(kept["at"]), kept["tool"], kept["call"], kept["label"], steps)
                 )
@@ -455,12 +480,16 @@ class RedisHistory:
             found = db.get(self._base() + b"seq")
         return 0 if found is None else int(found)
 
-    @functools.cached_property
+    @property
     def identity(self) -> str:
+        """Made with the history, and made anew when Redis comes back empty: marks carry it, so a mark
+        made before is refused then, not taken for a point of the new history (asked each time)."""
         name = self._base() + b"identity"
         with self._store.guard("reading history") as db:
-            db.set(name, os.urandom(8).hex(), nx=True)  # made with the history: marks carry it
             found = db.get(name)
+            if found is None:
+                db.set(name, os.urandom(8).hex(), nx=True)
+                found = db.get(name)
         return found.decode("ascii") if isinstance(found, bytes) else ""
 
     @property

@@ -331,6 +331,7 @@ def _busy(s: Scratch) -> ToolResult:
 
 def _history_trimmed(s: Scratch) -> ToolResult:
     """A host that offers rewind, with a history budget the session's later writes outgrew."""
+
     class Store(MemoryStore):  # a history with the same marks in every run: the page shows them
         history = MemoryHistory(600, identity="reference")
 
@@ -356,8 +357,8 @@ def _store_unavailable(s: Scratch) -> ToolResult:
 
 
 def _binary(s: Scratch) -> ToolResult:
-    (s.root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
-    return s.session.call("read", {"file_path": "logo.png"})
+    (s.root / "app.db").write_bytes(b"SQLite format 3\0" + bytes(84))
+    return s.session.call("read", {"file_path": "app.db"})
 
 
 def _not_directory(s: Scratch) -> ToolResult:

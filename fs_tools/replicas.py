@@ -9,12 +9,14 @@ follow the id (``mcp_server.http_sessions``), and their observations live in the
 session's gates hold whichever replica serves a call.
 
 What a stateless replica cannot do: send the client a request of its own between calls (fs-tools sends
-none) or cancel a call on another replica (a cancellation reaches the replica it lands on; the call
-runs to its end there, and its result is still gated).
+none: a GET for such a stream is 405, which clients take as "no stream") or cancel a call on another
+replica (a cancellation reaches the replica it lands on; the call runs to its end there, and its result
+is still gated).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import uuid
@@ -71,6 +73,10 @@ class SharedSessions:
                 await send({"type": "http.response.start", "status": 200, "headers": []})
                 await send({"type": "http.response.body", "body": b""})
                 return
+            if scope["method"] == "GET":  # no stream between calls: a stateless replica sends nothing there
+                allow = [(b"allow", b"POST, DELETE")]
+                await _reply(send, 405, "Method Not Allowed: this server sends no messages between calls", allow)
+                return
         except StoreUnavailable as exc:
             await _reply(send, 503, f"the shared session store cannot be reached: {exc.message}")
             return
@@ -102,8 +108,9 @@ class SharedSessions:
 
         async def with_id(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                if message["status"] >= 400:  # not opened after all: forget the id
-                    await anyio.to_thread.run_sync(self._registry.close_mcp_session, session_id)
+                if message["status"] >= 400:  # not opened after all: forget the id (it expires anyway)
+                    with contextlib.suppress(StoreUnavailable):
+                        await anyio.to_thread.run_sync(self._registry.close_mcp_session, session_id)
                 else:
                     message = dict(
                         message, headers=[*message.get("headers", ()), (SESSION_HEADER, session_id.encode())]
@@ -116,7 +123,7 @@ class SharedSessions:
 def _is_initialize(body: bytes) -> bool:
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return False
     return isinstance(message, dict) and message.get("method") == "initialize"
 
@@ -137,8 +144,9 @@ async def _body(receive: Any, limit: int) -> bytes | None:
             return b"".join(chunks)
 
 
-async def _reply(send: Any, status: int, message: str) -> None:
+async def _reply(send: Any, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += extra or []
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -30,7 +30,14 @@ from fs_tools.errors import (
 )
 from fs_tools.history import DEFAULT_HISTORY_BYTES, HistoryEntry, HistoryStore, MemoryHistory, RewindReport
 from fs_tools.observation_store import SqliteStore
-from fs_tools.provider import DEFAULT_LOCK_SECONDS, CancelToken, FileProvider, Provider
+from fs_tools.provider import (
+    DEFAULT_IMAGE_BYTES,
+    DEFAULT_IMAGE_PIXELS,
+    DEFAULT_LOCK_SECONDS,
+    CancelToken,
+    FileProvider,
+    Provider,
+)
 from fs_tools.redis_store import is_redis_url
 from fs_tools.result import ToolResult
 from fs_tools.terms import speaking
@@ -118,7 +125,8 @@ class Workspace:
     1 GiB, or ``max_file_bytes`` if that is larger); ``tools`` names the tools to offer (all by default);
     ``prefix`` is put before every tool name the model sees and calls (``"fs_"`` publishes ``fs_read``);
     ``brief_rereads`` (on by default) answers a re-read of the same lines of a file the session already
-    read at the same version with a short note instead of the same text again; ``check_placeholders`` (on
+    read at the same version with a short note instead of the same text again (off with a Redis store,
+    where the session may have read it elsewhere since); ``check_placeholders`` (on
     by default) refuses new text that would replace code with an omission placeholder (``# ... rest of
     code unchanged``) with ``FS_OMISSION_PLACEHOLDER``; ``check_syntax`` (on by default) reports in a
     write's or an edit's result the syntax errors the change introduced (tree-sitter grammars, files up to
@@ -133,7 +141,9 @@ class Workspace:
     keeps none; see ``Session.checkpoint``, ``history``, ``diff`` and ``rewind``); ``durable=False``
     skips the fsyncs of every change to the files (the temp file's and the directory's; a SQLite store
     keeps its own): writes stay atomic and gated, but a machine crash may lose a change that was
-    reported done (for scratch workspaces, CI and benchmarks against tools that never fsync).
+    reported done (for scratch workspaces, CI and benchmarks against tools that never fsync);
+    ``max_image_pixels`` (1568, the long side) and ``max_image_bytes`` (5 MiB) bound the image a ``read``
+    of a PNG, JPEG, GIF or WebP file shows (scaled down to fit; SPEC §18).
 
     ``roots`` may also be a provider (``FileProvider(roots, primitives=Primitives.portable())``, or any
     implementation of the ``Provider`` protocol): the workspace serves through it and closes it when it
@@ -168,6 +178,8 @@ class Workspace:
         durable: bool = True,
         workspace_id: str | None = None,
         key_prefix: str | None = None,
+        max_image_pixels: int = DEFAULT_IMAGE_PIXELS,
+        max_image_bytes: int = DEFAULT_IMAGE_BYTES,
     ) -> None:
         if not isinstance(durable, bool):
             raise ValueError(f"Workspace(durable=...) must be True or False, got {durable!r}")
@@ -192,6 +204,14 @@ class Workspace:
         self.check_placeholders = check_placeholders
         self.check_syntax = check_syntax or refuse_syntax_errors
         self.refuse_syntax_errors = refuse_syntax_errors
+        for option, budget, least in (
+            ("max_image_pixels", max_image_pixels, 16),
+            ("max_image_bytes", max_image_bytes, 1024),
+        ):
+            if not isinstance(budget, int) or isinstance(budget, bool) or budget < least:
+                raise ValueError(f"Workspace({option}=...) must be an integer of at least {least}, got {budget!r}")
+        self.max_image_pixels = max_image_pixels
+        self.max_image_bytes = max_image_bytes
         if stale not in ("strict", "region"):
             raise ValueError(f'Workspace(stale=...) must be "strict" or "region", got {stale!r}')
         self.stale = stale
@@ -234,12 +254,19 @@ class Workspace:
             from fs_tools.redis_store import RedisStore
 
             self.store = opened = RedisStore(
-                str(store), workspace_id=workspace_id, key_prefix=key_prefix or "fs-tools", max_history_bytes=budget
+                str(store),
+                workspace_id=workspace_id,
+                key_prefix="fs-tools" if key_prefix is None else key_prefix,
+                max_history_bytes=budget,
             )
         elif isinstance(store, str | os.PathLike):
             self.store = opened = SqliteStore(store, max_history_bytes=budget)
         else:
             self.store = store
+        if callable(getattr(self.store, "bind", None)):
+            # a shared store (Redis): the session may have read the file through another process since,
+            # so "unchanged since your last read" could be false here; each re-read shows the text
+            self._reads = None
         kept = getattr(self.store, "history", None)
         # the store's own history (SQLite's file, a shared backend's), else one in this process
         self.history: HistoryStore = kept if kept is not None else MemoryHistory(budget)
@@ -382,7 +409,7 @@ class Workspace:
                     f"tool {tool.name!r} produced output that does not match its schema "
                     f"({exc.error_count()} problem(s)); this is a bug in the tool, not in your call"
                 ) from exc
-            return ToolResult.success(output.text, value)
+            return ToolResult.success(output.text, value, output.media)
         except NotFound as exc:
             return ToolResult.failure(remediate(self._with_suggestions(exc, args), self._offered))
         except HarnessError as exc:
@@ -408,6 +435,8 @@ class Workspace:
             history=self.history,
             tool=tool,
             call=f"{self._call_prefix}-{next(self._calls)}",
+            max_image_pixels=self.max_image_pixels,
+            max_image_bytes=self.max_image_bytes,
         )
 
     def _with_suggestions(self, exc: NotFound, args: object) -> NotFound:

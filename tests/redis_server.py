@@ -70,8 +70,8 @@ class RedisServer:
                 if self.process.poll() is not None:
                     return False
                 try:
-                    if client.ping():
-                        return True
+                    # ours, not a server someone else started on the port we probed
+                    return int(client.info("server")["process_id"]) == self.process.pid
                 except redis.RedisError:
                     time.sleep(0.05)
             return False

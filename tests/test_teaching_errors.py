@@ -224,10 +224,11 @@ def test_nothing_close_suggests_nothing_and_a_suggestion_never_leaves_the_root(
 @pytest.mark.parametrize(
     ("data", "appears", "step"),
     [
-        (b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "a PNG image", "cannot show images"),
-        (b"\xff\xd8\xff\xe0\0\x10JFIF", "a JPEG image", "cannot show images"),
-        (b"GIF89a\x01\0\x01\0", "a GIF image", "cannot show images"),
-        (b"RIFF\x10\0\0\0WEBPVP8 ", "a WebP image", "cannot show images"),
+        (b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "a PNG image that is truncated or corrupt", "good copy"),
+        (b"\xff\xd8\xff\xe0\0\x10JFIF", "a JPEG image that is truncated or corrupt", "good copy"),
+        (b"GIF89a\x01\0\x01\0", "a GIF image that is truncated or corrupt", "good copy"),
+        (b"RIFF\x10\0\0\0WEBPVP8 ", "a WebP image that is truncated or corrupt", "good copy"),
+        (b"II*\x00\x08\x00\x00\x00", "a TIFF image", "PNG, JPEG, GIF and WebP images only"),
         (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "a PDF document", "text version"),
         (b"PK\x03\x04\x14\0\0\0", "a ZIP archive", "leave it alone"),
         (b"\x1f\x8b\x08\0\0\0\0\0", "gzip-compressed data", "leave it alone"),

@@ -56,7 +56,13 @@ def tool_result(session: Session, block: Any) -> dict[str, Any]:
     """The ``tool_result`` block answering a ``tool_use`` block; ``is_error`` is set on failures and the
     text starts with the error code."""
     result = call_tool_use(session, block)
-    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": field_of(block, "id"), "content": render(result)}
+    content: str | list[dict[str, Any]] = render(result)
+    if result.media:  # an image read: the text, then the image as an image block
+        content = [{"type": "text", "text": content}] + [
+            {"type": "image", "source": {"type": "base64", "media_type": item.mime_type, "data": item.base64}}
+            for item in result.media
+        ]
+    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": field_of(block, "id"), "content": content}
     if result.is_error:
         out["is_error"] = True
     return out

@@ -23,7 +23,7 @@ from typing import Any
 from fs_tools.adapters import field_of, render
 from fs_tools.adapters.schemas import strict_required
 from fs_tools.errors import ToolArgsError
-from fs_tools.result import ToolResult
+from fs_tools.result import Media, ToolResult
 from fs_tools.terms import speaking
 from fs_tools.workspace import Session, Workspace
 
@@ -152,5 +152,28 @@ def answer_tool_call(session: Session, tool_call: Any) -> dict[str, Any]:
     content = render(result)
     call_id = field_of(tool_call, "call_id")
     if call_id is not None and field_of(tool_call, "function") is None:
+        if result.media:  # an image read: the Responses API takes it as an input_image in the output
+            images = [{"type": "input_image", "image_url": _data_url(item)} for item in result.media]
+            return {
+                "type": "function_call_output",
+                "call_id": call_id,
+                "output": [{"type": "input_text", "text": content}, *images],
+            }
         return {"type": "function_call_output", "call_id": call_id, "output": content}
+    if result.media:  # a Chat Completions tool message carries text only (a host may follow it with
+        # image_message(result), from call_tool, to show the image as a user message)
+        content += "\n\n[the image is not shown: a tool message here carries text only]"
     return {"role": "tool", "tool_call_id": field_of(tool_call, "id"), "content": content}
+
+
+def _data_url(item: Media) -> str:
+    return f"data:{item.mime_type};base64,{item.base64}"
+
+
+def image_message(result: ToolResult) -> dict[str, Any] | None:
+    """For Chat Completions: a user message showing the images of a result (a tool message cannot), to
+    send right after the tool message; None when the result has none."""
+    if not result.media:
+        return None
+    parts = [{"type": "image_url", "image_url": {"url": _data_url(item)}} for item in result.media]
+    return {"role": "user", "content": [{"type": "text", "text": "The image the last tool call read:"}, *parts]}

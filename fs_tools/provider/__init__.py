@@ -17,14 +17,27 @@ from fs_tools.provider.face import (
     Walk,
 )
 from fs_tools.provider.files import FileProvider
+from fs_tools.provider.images import (
+    DEFAULT_IMAGE_BYTES,
+    DEFAULT_IMAGE_PIXELS,
+    IMAGE_FORMATS,
+    MAX_SOURCE_BYTES,
+    ShownImage,
+    image_format,
+    show_image,
+)
 from fs_tools.provider.locks import DEFAULT_LOCK_SECONDS
 from fs_tools.provider.primitives import Primitives
 from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry
 
 __all__ = [
+    "DEFAULT_IMAGE_BYTES",
+    "DEFAULT_IMAGE_PIXELS",
     "DEFAULT_LOCK_SECONDS",
     "DIRECTORY",
     "FILE",
+    "IMAGE_FORMATS",
+    "MAX_SOURCE_BYTES",
     "OTHER",
     "SYMLINK",
     "CancelToken",
@@ -38,6 +51,7 @@ __all__ = [
     "ProviderListener",
     "ReadChild",
     "Scan",
+    "ShownImage",
     "Sink",
     "Snapshot",
     "TextDecoder",
@@ -47,5 +61,7 @@ __all__ = [
     "changed_span",
     "count_lines",
     "decode_text",
+    "image_format",
+    "show_image",
     "version_of",
 ]

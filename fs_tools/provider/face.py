@@ -76,9 +76,7 @@ class Gate(Protocol):
         """The version the file must still have (None: it must not exist); raise to refuse."""
         ...
 
-    def record(
-        self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()
-    ) -> None:
+    def record(self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()) -> None:
         """The commit is published; called under the file's lock, before any other call may see it.
         ``before`` is the file it replaced, as verified (None: the commit created it); ``made`` the keys
         of the parent directories made for it, outermost first."""

@@ -11,6 +11,7 @@ from fs_tools.arguments import ToolArgs, ToolOutputModel, published_schema
 from fs_tools.errors import Aborted, HarnessError
 from fs_tools.history.model import HistoryStore
 from fs_tools.provider import CancelToken, Provider
+from fs_tools.result import Media
 from policy import ObservationStore, ProtectedPaths
 
 A = TypeVar("A", bound=ToolArgs)
@@ -28,10 +29,11 @@ class ReadWindows(Protocol):
 
 @dataclass(frozen=True)
 class ToolOutput:
-    """What a tool body returns: the text the model sees and the structured value."""
+    """What a tool body returns: the text the model sees, the structured value, and any images."""
 
     text: str
     value: dict[str, Any]
+    media: tuple[Media, ...] = ()
 
 
 @dataclass
@@ -54,6 +56,8 @@ class ToolContext:
     history: HistoryStore | None = None  # where the session's committed changes are recorded (SPEC §16)
     tool: str = ""  # the tool called, as the model named it (what history records)
     call: str = ""  # this call's id: one call's changes (apply_patch's files) share it
+    max_image_pixels: int = 1568  # an image read is shown within this long side ... (SPEC §18)
+    max_image_bytes: int = 5 << 20  # ... and this many encoded bytes
 
     def changed(self, key: str) -> None:
         """The session changed ``key``: its next read shows the whole text again."""

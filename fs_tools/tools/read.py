@@ -5,13 +5,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
-from fs_tools.errors import NotFound, path_label
-from fs_tools.provider import Scan
+from fs_tools.errors import NotFound, TooLarge, path_label
+from fs_tools.provider import IMAGE_FORMATS, MAX_SOURCE_BYTES, Scan, ShownImage, image_format, show_image
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.paging import PageSink
@@ -38,6 +38,41 @@ class ReadOutput(ToolOutputModel):
     next_offset: int | None
     version: str | None
     unchanged: bool = False  # an identical re-read, answered with a short note instead of the text
+    kind: Literal["text", "image"] = "text"  # what the file is, by its content (SPEC §18)
+    # an image: its format (png, jpeg, gif, webp), its size, and the size it is shown at
+    format: str | None = None
+    width: int | None = None
+    height: int | None = None
+    shown_width: int | None = None
+    shown_height: int | None = None
+
+
+class ReadSink:
+    """What a read feeds: a text file's pages, or — when its first bytes announce an image — the whole
+    file (at most ``max_image`` bytes; beyond that only counted)."""
+
+    def __init__(self, page: PageSink, max_image: int) -> None:
+        self.page = page
+        self.image: str | None = None
+        self.size = 0
+        self._chunks: list[bytes] = []
+        self._max_image = max_image
+        self._started = False
+
+    def feed(self, chunk: bytes) -> None:
+        if not self._started:
+            self._started = True
+            self.image = image_format(chunk[:16])
+        if self.image is None:
+            self.page.feed(chunk)
+            return
+        self.size += len(chunk)
+        if self.size <= self._max_image:
+            self._chunks.append(chunk)
+
+    def image_bytes(self) -> bytes | None:
+        """The image file's bytes; None when it was larger than ``max_image``."""
+        return b"".join(self._chunks) if self.size <= self._max_image else None
 
 
 def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
@@ -51,9 +86,10 @@ def read_lines(ctx: ToolContext, args: ReadArgs, *, numbers: bool = True) -> Too
     display = path_label(path)
     provider = ctx.provider
 
-    def new_sink() -> PageSink:
+    def new_sink() -> ReadSink:
         keep = provider.remember_limit
-        return PageSink(display, args.offset, args.limit, keep_bytes=keep, max_chars=OUTPUT_CAP_BYTES)
+        page = PageSink(display, args.offset, args.limit, keep_bytes=keep, max_chars=OUTPUT_CAP_BYTES)
+        return ReadSink(page, MAX_SOURCE_BYTES)
 
     def record(key: str, scan: Scan | None) -> None:
         # Recorded even when the content is not text: the session has seen this version, so write may
@@ -66,8 +102,11 @@ def read_lines(ctx: ToolContext, args: ReadArgs, *, numbers: bool = True) -> Too
     key, found = provider.read(path, new_sink, record=record, cancel=ctx.cancel)
     if found is None:
         raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
-    sink, scan = found
+    found_sink, scan = found
     recorded = scan.version if scan.settled else None
+    if found_sink.image is not None:
+        return _read_image(ctx, found_sink, display, path, recorded, scan.settled)
+    sink = found_sink.page
     kept = sink.kept()
     if kept is not None and recorded is not None:
         provider.remember(recorded, kept)
@@ -112,6 +151,37 @@ def read_lines(ctx: ToolContext, args: ReadArgs, *, numbers: bool = True) -> Too
             return ToolOutput(text=_unchanged(display, page.first, page.last, total), value=value)
         ctx.reads.remember(ctx.session, key, window)
     return ToolOutput(text=body, value=value)
+
+
+def _read_image(
+    ctx: ToolContext, sink: ReadSink, display: str, path: str, recorded: str | None, settled: bool
+) -> ToolOutput:
+    """An image file: shown (scaled within the workspace's budgets), its version recorded by the read."""
+    assert sink.image is not None
+    data = sink.image_bytes()
+    if data is None:
+        raise TooLarge(
+            f"{display!r} is an image of {sink.size:,} bytes, more than the {MAX_SOURCE_BYTES:,} bytes fs-tools "
+            "reads to show an image",
+            details={"subject": "image", "size": sink.size},
+        )
+    shown = show_image(data, display, sink.image, max_pixels=ctx.max_image_pixels, max_bytes=ctx.max_image_bytes)
+    text = describe(shown, display)
+    if not settled:
+        text += (
+            f"\n\n[{display!r} changed while it was being read: this view was not recorded, so a write over it "
+            "will be refused until you read it again after it settles]"
+        )
+    value = _value(path, 1, 0, 0, None, recorded)
+    value.update(
+        kind="image",
+        format=shown.format.lower(),
+        width=shown.width,
+        height=shown.height,
+        shown_width=shown.shown_width,
+        shown_height=shown.shown_height,
+    )
+    return ToolOutput(text=text, value=value, media=(shown.media,))
 
 
 def _unchanged(display: str, first: int, last: int, total: int) -> str:
@@ -173,6 +243,7 @@ def _value(
         "total_lines": total,
         "next_offset": next_offset,
         "version": version,
+        "kind": "text",
     }
 
 
@@ -181,8 +252,8 @@ READ = Tool(
     description=(
         "Read a UTF-8 text file. Returns numbered lines ('   12<TAB>text'); the numbers and the tab are not "
         "part of the file, so never copy them into old_string. Long files are paged: a footer gives the "
-        "next offset. Reading a file is required before you write over it or edit it, and a partial read "
-        "is enough."
+        "next offset. An image (PNG, JPEG, GIF, WebP) is shown as an image, scaled down if large. Reading a "
+        "file is required before you write over it or edit it, and a partial read is enough."
     ),
     arguments=ReadArgs,
     output=ReadOutput,
@@ -192,3 +263,19 @@ READ = Tool(
     example=Example({"file_path": "src/app.py", "offset": 1, "limit": 2}),
     present=present_read,
 )
+
+
+def describe(shown: ShownImage, display: str) -> str:
+    """The text beside the image: its format and dimensions, and how it was scaled."""
+    name = IMAGE_FORMATS[shown.format][1]
+    text = f"{display!r}: {name} image, {shown.width:,}×{shown.height:,} pixels"
+    if shown.frames > 1:
+        text += f", {shown.frames} frames" + (" (the first is shown)" if shown.scaled else "")
+    if shown.scaled:
+        kind = "PNG" if shown.media.mime_type == "image/png" else "JPEG"
+        text += (
+            f"; shown scaled to {shown.shown_width:,}×{shown.shown_height:,} ({kind}, {len(shown.media.data):,} bytes)"
+        )
+    else:
+        text += f" ({len(shown.media.data):,} bytes)"
+    return text

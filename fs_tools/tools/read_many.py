@@ -10,6 +10,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
 from fs_tools.errors import Aborted, FsError, path_label
+from fs_tools.result import Media
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.presenting import short
 from fs_tools.tools.read import ReadArgs, run_read
@@ -44,6 +45,8 @@ def run_read_many(ctx: ToolContext, args: ReadManyArgs) -> ToolOutput:
     sections: list[str] = []
     files: list[dict[str, Any]] = []
     budget = OUTPUT_CAP_BYTES * 4  # the whole answer stays bounded: later files get less room
+    media: list[Media] = []
+    media_budget = ctx.max_image_bytes  # the images of one call together fit one image's budget
     for path in args.file_paths:
         ctx.check_cancelled("read_many")
         try:
@@ -57,6 +60,12 @@ def run_read_many(ctx: ToolContext, args: ReadManyArgs) -> ToolOutput:
             continue
         files.append({"path": path, "read": done.value, "code": None, "message": None})
         text = done.text
+        for item in done.media:
+            if len(item.data) <= media_budget:
+                media.append(item)
+                media_budget -= len(item.data)
+            else:
+                text += "\n[the image is not shown here (this call's images would be too large): read it on its own]"
         if len(text.encode("utf-8", "surrogatepass")) > budget:
             text = text[: max(budget, 0)] + "\n[… this file's section is cut: read it on its own to see more]"
             if ctx.reads is not None:
@@ -66,15 +75,17 @@ def run_read_many(ctx: ToolContext, args: ReadManyArgs) -> ToolOutput:
     failed = sum(1 for entry in files if entry["code"] is not None)
     if failed:
         sections.append(f"[{failed} of {len(files)} file(s) could not be read; the others were read as shown above]")
-    return ToolOutput(text="\n\n".join(sections), value={"files": files, "failed": failed})
+    return ToolOutput(text="\n\n".join(sections), value={"files": files, "failed": failed}, media=tuple(media))
 
 
 def present_read_many(args: Mapping[str, Any]) -> str | None:
     paths = args.get("file_paths")
     if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
         return None
-    return f"read_many {len(paths)} file(s): " + ", ".join(short(path) for path in paths[:3]) + (
-        ", …" if len(paths) > 3 else ""
+    return (
+        f"read_many {len(paths)} file(s): "
+        + ", ".join(short(path) for path in paths[:3])
+        + (", …" if len(paths) > 3 else "")
     )
 
 

@@ -121,7 +121,8 @@ def run_text_editor(ctx: ToolContext, args: TextEditorArgs) -> ToolOutput:
         done = run_edit(ctx, canonical(EditArgs, values))
     else:
         done = _insert(ctx, args)
-    return ToolOutput(text=done.text, value={"command": args.command, "path": args.path, "result": done.value})
+    value = {"command": args.command, "path": args.path, "result": done.value}
+    return ToolOutput(text=done.text, value=value, media=done.media)
 
 
 def _view(ctx: ToolContext, args: TextEditorArgs) -> ToolOutput:
@@ -137,7 +138,7 @@ def _view(ctx: ToolContext, args: TextEditorArgs) -> ToolOutput:
     if last != -1:
         values["limit"] = last - first + 1
     read = read_lines(ctx, canonical(ReadArgs, values))
-    if read.value.get("unchanged"):
+    if read.value.get("unchanged") or read.value.get("kind") != "text":  # an image is shown as it is
         return read
     return ToolOutput(
         text=f"Here's the result of running `cat -n` on {path_label(args.path)!r}:\n{read.text}", value=read.value

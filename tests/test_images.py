@@ -1,0 +1,203 @@
+"""Reading images (SPEC §18): shown as images, scaled within the workspace's budgets, decided by content,
+recorded like any read; bombs and broken files are structured errors; MCP and the Anthropic and OpenAI
+adapters carry the image."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from fs_tools import Session, Workspace
+from fs_tools.result import ToolResult
+
+
+def image_bytes(size: tuple[int, int], fmt: str, mode: str = "RGB", *, noise: bool = False, **options: Any) -> bytes:
+    image = Image.frombytes(mode, size, os.urandom(size[0] * size[1] * len(mode))) if noise else None
+    if image is None:
+        image = Image.new(mode, size, (200, 30, 30, 128)[: len(mode)] if len(mode) > 1 else 128)
+    out = io.BytesIO()
+    image.save(out, format=fmt, **options)
+    return out.getvalue()
+
+
+def shown(result: ToolResult) -> Image.Image:
+    assert not result.is_error, result.text
+    assert len(result.media) == 1
+    return Image.open(io.BytesIO(result.media[0].data))
+
+
+def test_a_small_png_comes_back_as_it_is_and_its_read_is_recorded(root: Path, session: Session) -> None:
+    data = image_bytes((40, 30), "PNG")
+    (root / "logo.png").write_bytes(data)
+    result = session.call("read", {"file_path": "logo.png"})
+    assert result.media[0].mime_type == "image/png" and result.media[0].data == data
+    assert result.text == f"'logo.png': PNG image, 40×30 pixels ({len(data)} bytes)"
+    assert result.value["kind"] == "image" and result.value["format"] == "png"
+    assert (result.value["width"], result.value["height"]) == (40, 30)
+    assert (result.value["shown_width"], result.value["shown_height"]) == (40, 30)
+    assert result.value["version"] is not None
+    # the read counts as an observation: the session may now replace the file
+    assert not session.call("write", {"file_path": "logo.png", "content": "now text\n"}).is_error
+
+
+def test_the_kind_is_decided_by_content_not_by_name(root: Path, session: Session) -> None:
+    (root / "notes.txt").write_bytes(image_bytes((8, 8), "GIF"))
+    (root / "picture.png").write_text("plain text\n")
+    assert session.call("read", {"file_path": "notes.txt"}).value["kind"] == "image"
+    text = session.call("read", {"file_path": "picture.png"})
+    assert text.value["kind"] == "text" and "plain text" in text.text and text.media == ()
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP"])
+def test_every_supported_format_is_shown(root: Path, session: Session, fmt: str) -> None:
+    (root / "f.img").write_bytes(image_bytes((20, 10), fmt))
+    result = session.call("read", {"file_path": "f.img"})
+    assert shown(result).size == (20, 10)
+    assert result.media[0].mime_type == f"image/{fmt.lower()}"
+    assert result.value["format"] == fmt.lower()
+
+
+def test_a_large_image_is_scaled_to_the_long_side_budget(root: Path) -> None:
+    (root / "photo.jpg").write_bytes(image_bytes((3000, 2000), "JPEG"))
+    with Workspace(root, max_image_pixels=600) as ws:
+        result = ws.session("s").call("read", {"file_path": "photo.jpg"})
+    assert shown(result).size == (600, 400)
+    assert (result.value["width"], result.value["shown_width"]) == (3000, 600)
+    assert "3,000×2,000 pixels; shown scaled to 600×400 (JPEG" in result.text
+
+
+def test_an_image_over_the_byte_budget_is_made_to_fit(root: Path) -> None:
+    (root / "noise.png").write_bytes(image_bytes((500, 500), "PNG", noise=True))  # ~750 KB, incompressible
+    with Workspace(root, max_image_bytes=60_000) as ws:
+        result = ws.session("s").call("read", {"file_path": "noise.png"})
+    assert len(result.media[0].data) <= 60_000
+    assert max(shown(result).size) <= 500 and "shown scaled to" in result.text
+
+
+def test_transparency_survives_scaling(root: Path) -> None:
+    (root / "icon.png").write_bytes(image_bytes((800, 800), "PNG", "RGBA"))
+    with Workspace(root, max_image_pixels=100) as ws:
+        result = ws.session("s").call("read", {"file_path": "icon.png"})
+    image = shown(result)
+    assert result.media[0].mime_type == "image/png" and image.mode == "RGBA" and image.size == (100, 100)
+
+
+def test_an_animated_gif_says_how_many_frames_and_which_is_shown_when_scaled(root: Path) -> None:
+    frames = [Image.new("RGB", (400, 400), colour) for colour in ("red", "green", "blue")]
+    out = io.BytesIO()
+    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:])
+    (root / "spin.gif").write_bytes(out.getvalue())
+    with Workspace(root) as ws:
+        whole = ws.session("s").call("read", {"file_path": "spin.gif"})
+    with Workspace(root, max_image_pixels=100) as ws:
+        scaled = ws.session("s").call("read", {"file_path": "spin.gif"})
+    assert ", 3 frames (" in whole.text and "first is shown" not in whole.text  # the file itself: all frames
+    assert whole.media[0].data == out.getvalue()
+    assert "3 frames (the first is shown)" in scaled.text and shown(scaled).size == (100, 100)
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def _png_declaring(width: int, height: int) -> bytes:
+    """A valid-looking PNG of a few hundred bytes whose header declares ``width`` x ``height`` pixels."""
+    header = _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+    return b"\x89PNG\r\n\x1a\n" + header + _chunk(b"IDAT", zlib.compress(bytes(1000))) + _chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("side", [8_000, 20_000, 100_000])  # past our limit, Pillow's warning, Pillow's error
+def test_a_decompression_bomb_is_too_large_before_a_pixel_is_decoded(root: Path, session: Session, side: int) -> None:
+    (root / "bomb.png").write_bytes(_png_declaring(side, side))
+    result = session.call("read", {"file_path": "bomb.png"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text
+    assert "bomb.png" in result.text and "ask the user" in result.text
+
+
+def test_a_truncated_image_is_not_text_saying_so(root: Path, session: Session) -> None:
+    data = image_bytes((50, 50), "PNG", noise=True)
+    (root / "cut.png").write_bytes(data[: len(data) // 2])
+    result = session.call("read", {"file_path": "cut.png"})
+    assert result.error is not None and result.error.code == "FS_NOT_TEXT"
+    assert "starts like a PNG image but cannot be decoded" in result.text and "good copy" in result.text
+
+
+@pytest.mark.parametrize("option", ["max_image_pixels", "max_image_bytes"])
+@pytest.mark.parametrize("bad", [0, -1, True, "100", 1.5])
+def test_image_budgets_are_checked(root: Path, option: str, bad: object) -> None:
+    with pytest.raises(ValueError, match=option):
+        Workspace(root, **{option: bad})  # type: ignore[arg-type]
+
+
+def test_read_many_shows_images_within_one_images_budget(root: Path) -> None:
+    for name in ("a.png", "b.png"):
+        (root / name).write_bytes(image_bytes((120, 120), "PNG", noise=True))  # ~43 KB each
+    (root / "c.txt").write_text("text\n")
+    with Workspace(root, max_image_bytes=60_000) as ws:
+        result = ws.session("s").call("read_many", {"file_paths": ["a.png", "b.png", "c.txt"]})
+    assert not result.is_error and len(result.media) == 1
+    assert "the image is not shown here" in result.text and "text" in result.text
+
+
+# --- what each surface carries ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def image_result(root: Path, session: Session) -> ToolResult:
+    (root / "logo.png").write_bytes(image_bytes((16, 16), "PNG"))
+    return session.call("read", {"file_path": "logo.png"})
+
+
+def test_the_mcp_result_carries_image_content(image_result: ToolResult) -> None:
+    from fs_tools.mcp_json import call_result
+
+    content = call_result(image_result)["content"]
+    assert [part["type"] for part in content] == ["text", "image"]
+    assert content[1]["mimeType"] == "image/png" and base64.b64decode(content[1]["data"]) == image_result.media[0].data
+    pytest.importorskip("mcp")
+    from fs_tools.mcp_server import to_call_result
+
+    assert to_call_result(image_result).content[1].type == "image"
+
+
+def test_the_anthropic_tool_result_has_an_image_block(root: Path, session: Session) -> None:
+    from fs_tools.adapters.anthropic import tool_result
+
+    (root / "logo.png").write_bytes(image_bytes((16, 16), "PNG"))
+    block = tool_result(session, {"type": "tool_use", "id": "t1", "name": "read", "input": {"file_path": "logo.png"}})
+    text, image = block["content"]
+    assert text["type"] == "text" and "PNG image" in text["text"]
+    assert image["type"] == "image" and image["source"]["type"] == "base64"
+    assert image["source"]["media_type"] == "image/png"
+
+
+def test_the_openai_answers_carry_the_image_where_the_api_can(root: Path, session: Session) -> None:
+    from fs_tools.adapters.openai import answer_tool_call, call_tool, image_message
+
+    (root / "logo.png").write_bytes(image_bytes((16, 16), "PNG"))
+    arguments = '{"file_path": "logo.png"}'
+    responses = answer_tool_call(
+        session, {"type": "function_call", "call_id": "c1", "name": "read", "arguments": arguments}
+    )
+    assert [part["type"] for part in responses["output"]] == ["input_text", "input_image"]
+    assert responses["output"][1]["image_url"].startswith("data:image/png;base64,")
+    chat_call = {"id": "c2", "type": "function", "function": {"name": "read", "arguments": arguments}}
+    chat = answer_tool_call(session, chat_call)
+    assert isinstance(chat["content"], str) and "the image is not shown" in chat["content"]
+    message = image_message(call_tool(session, chat_call))
+    assert message is not None and message["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_the_text_editor_view_of_an_image_shows_the_image(root: Path) -> None:
+    (root / "logo.png").write_bytes(image_bytes((16, 16), "PNG"))
+    with Workspace(root, dialect="anthropic") as ws:
+        result = ws.session("s").call("str_replace_based_edit_tool", {"command": "view", "path": "logo.png"})
+    assert shown(result).size == (16, 16) and "cat -n" not in result.text

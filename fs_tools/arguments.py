@@ -12,6 +12,7 @@ import difflib
 import functools
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -153,6 +154,20 @@ FilePath = Annotated[str, AfterValidator(_check_path), _Schema(type="string", mi
 SearchPath = Annotated[str, AfterValidator(_check_search_path), _Schema(type="string", minLength=1)]
 EntryPath = SearchPath  # a path that may name a directory, required where a tool declares it so
 Text = Annotated[str, AfterValidator(_check_text)]
+
+
+# A PDF's pages (SPEC §18): "3", "1-5", "1,4,7-9"; ranges are checked against the page count once read.
+PAGES_PATTERN = r"^\s*[0-9]{1,9}(\s*-\s*[0-9]{1,9})?(\s*,\s*[0-9]{1,9}(\s*-\s*[0-9]{1,9})?)*\s*$"
+
+
+def _check_pages(value: str) -> str:
+    if re.fullmatch(PAGES_PATTERN, value) is None:
+        shown = repr(value) if len(value) <= 40 else repr(value[:40]) + "…"
+        raise PydanticCustomError("fs_pages", f'expected pages such as "3", "1-5" or "1,4,7-9" (from 1), got {shown}')
+    return value
+
+
+Pages = Annotated[str, AfterValidator(_check_pages), _Schema(type="string", pattern=PAGES_PATTERN)]
 
 
 Loc = tuple[int | str, ...]

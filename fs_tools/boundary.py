@@ -171,7 +171,9 @@ def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
 _NOT_TEXT_STEP = {
     "image": "fs-tools shows PNG, JPEG, GIF and WebP images only; ask the user what it shows, or leave it alone",
     "broken-image": "it may be cut short or still being written: leave it alone, or ask the user for a good copy",
-    "document": "fs-tools cannot read PDF documents yet; ask the user for a text version",
+    "broken-pdf": "it may be cut short or use features fs-tools cannot read: ask the user for a text version",
+    "encrypted-pdf": "ask the user for an unencrypted copy or a text version",
+    "document": "fs-tools cannot read this kind of document; ask the user for a text version",
     "archive": "it is not text to read or edit: leave it alone, or ask the user what is in it",
     "binary": "it is a program or a database, not text: leave it alone",
     "media": "it is audio or video, not text: leave it alone",

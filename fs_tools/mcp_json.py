@@ -42,7 +42,7 @@ def call_result(result: ToolResult) -> dict[str, Any]:
     """``{"isError", "content", "structuredContent"}``. The text is what the adapters give a model (a
     failure's starts with ``ERROR <code>:``); ``structuredContent`` is the success value (a value that is
     not an object as ``{"value": ...}``) or ``{"error": {"name", "code", "message"}}``."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": render(result)}]
+    content: list[dict[str, Any]] = [{"type": "text", "text": render(result, images_shown=True)}]
     content += [{"type": "image", "data": item.base64, "mimeType": item.mime_type} for item in result.media]
     if result.error is not None:
         error = {"name": result.error.name, "code": result.error.code, "message": result.error.message}

@@ -143,7 +143,8 @@ class Workspace:
     keeps its own): writes stay atomic and gated, but a machine crash may lose a change that was
     reported done (for scratch workspaces, CI and benchmarks against tools that never fsync);
     ``max_image_pixels`` (1568, the long side) and ``max_image_bytes`` (5 MiB) bound the image a ``read``
-    of a PNG, JPEG, GIF or WebP file shows (scaled down to fit; SPEC §18).
+    of a PNG, JPEG, GIF or WebP file shows (scaled down to fit; SPEC §18); ``max_pdf_pages`` (20) is how
+    many pages a ``read`` of a PDF without ``pages`` shows.
 
     ``roots`` may also be a provider (``FileProvider(roots, primitives=Primitives.portable())``, or any
     implementation of the ``Provider`` protocol): the workspace serves through it and closes it when it
@@ -180,6 +181,7 @@ class Workspace:
         key_prefix: str | None = None,
         max_image_pixels: int = DEFAULT_IMAGE_PIXELS,
         max_image_bytes: int = DEFAULT_IMAGE_BYTES,
+        max_pdf_pages: int = 20,
     ) -> None:
         if not isinstance(durable, bool):
             raise ValueError(f"Workspace(durable=...) must be True or False, got {durable!r}")
@@ -207,11 +209,13 @@ class Workspace:
         for option, budget, least in (
             ("max_image_pixels", max_image_pixels, 16),
             ("max_image_bytes", max_image_bytes, 1024),
+            ("max_pdf_pages", max_pdf_pages, 1),
         ):
             if not isinstance(budget, int) or isinstance(budget, bool) or budget < least:
                 raise ValueError(f"Workspace({option}=...) must be an integer of at least {least}, got {budget!r}")
         self.max_image_pixels = max_image_pixels
         self.max_image_bytes = max_image_bytes
+        self.max_pdf_pages = max_pdf_pages
         if stale not in ("strict", "region"):
             raise ValueError(f'Workspace(stale=...) must be "strict" or "region", got {stale!r}')
         self.stale = stale
@@ -437,6 +441,7 @@ class Workspace:
             call=f"{self._call_prefix}-{next(self._calls)}",
             max_image_pixels=self.max_image_pixels,
             max_image_bytes=self.max_image_bytes,
+            max_pdf_pages=self.max_pdf_pages,
         )
 
     def _with_suggestions(self, exc: NotFound, args: object) -> NotFound:

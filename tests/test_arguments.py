@@ -101,14 +101,15 @@ def test_every_violation_is_reported_at_once_in_declaration_order(session: Sessi
     result = session.call("read", {"bogus": 1, "limit": 0, "offset": "2", "file_path": None})
     assert invalid(result) == (
         "invalid arguments: /file_path: expected string, got null; /offset: expected integer, got string; "
-        "/limit: expected integer >= 1, got 0; /bogus: unknown property; expected one of: file_path, offset, limit"
+        "/limit: expected integer >= 1, got 0; /bogus: unknown property; "
+        "expected one of: file_path, offset, limit, pages"
     )
     assert isinstance(result.exception, ToolArgsError)
     assert result.exception.violations == [
         "/file_path: expected string, got null",
         "/offset: expected integer, got string",
         "/limit: expected integer >= 1, got 0",
-        "/bogus: unknown property; expected one of: file_path, offset, limit",
+        "/bogus: unknown property; expected one of: file_path, offset, limit, pages",
     ]
 
 
@@ -137,7 +138,7 @@ def test_nested_violations_carry_json_pointers_with_the_edit_index(session: Sess
 def test_json_pointer_escapes_slash_and_tilde_in_property_names(session: Session) -> None:
     result = session.call("read", {"file_path": "a.txt", "a/b~c": 1})
     assert invalid(result) == (
-        "invalid arguments: /a~1b~0c: unknown property; expected one of: file_path, offset, limit"
+        "invalid arguments: /a~1b~0c: unknown property; expected one of: file_path, offset, limit, pages"
     )
 
 
@@ -635,7 +636,7 @@ def test_every_code_used_here_is_in_the_vocabulary() -> None:
 
 
 EXPECTED_PROPERTIES = {
-    "read": (["file_path", "offset", "limit"], ["file_path"]),
+    "read": (["file_path", "offset", "limit", "pages"], ["file_path"]),
     "write": (["file_path", "content"], ["file_path", "content"]),
     "edit": (
         ["file_path", "old_string", "new_string", "replace_all", "dry_run"],

@@ -45,7 +45,7 @@ SPEC_TOOLS = {
     "gemini": ["read_file", "write_file", "replace", "glob", "grep_search", "list_directory", "read_many_files"],
 }
 SPEC_ARGUMENTS = {
-    ("claude-code", "Read"): {"file_path", "offset", "limit"},
+    ("claude-code", "Read"): {"file_path", "offset", "limit", "pages"},  # its Read takes pages for PDFs
     ("claude-code", "Write"): {"file_path", "content"},
     ("claude-code", "Edit"): {"file_path", "old_string", "new_string", "replace_all"},
     ("claude-code", "MultiEdit"): {"file_path", "edits"},

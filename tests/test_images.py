@@ -90,7 +90,7 @@ def test_transparency_survives_scaling(root: Path) -> None:
     assert result.media[0].mime_type == "image/png" and image.mode == "RGBA" and image.size == (100, 100)
 
 
-def test_an_animated_gif_says_how_many_frames_and_which_is_shown_when_scaled(root: Path) -> None:
+def test_an_animated_gif_says_so_and_which_frame_is_shown_when_scaled(root: Path) -> None:
     frames = [Image.new("RGB", (400, 400), colour) for colour in ("red", "green", "blue")]
     out = io.BytesIO()
     frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:])
@@ -99,9 +99,9 @@ def test_an_animated_gif_says_how_many_frames_and_which_is_shown_when_scaled(roo
         whole = ws.session("s").call("read", {"file_path": "spin.gif"})
     with Workspace(root, max_image_pixels=100) as ws:
         scaled = ws.session("s").call("read", {"file_path": "spin.gif"})
-    assert ", 3 frames (" in whole.text and "first is shown" not in whole.text  # the file itself: all frames
+    assert ", animated (" in whole.text and "first frame" not in whole.text  # the file itself: all frames
     assert whole.media[0].data == out.getvalue()
-    assert "3 frames (the first is shown)" in scaled.text and shown(scaled).size == (100, 100)
+    assert "animated (its first frame is shown)" in scaled.text and shown(scaled).size == (100, 100)
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -201,3 +201,87 @@ def test_the_text_editor_view_of_an_image_shows_the_image(root: Path) -> None:
     with Workspace(root, dialect="anthropic") as ws:
         result = ws.session("s").call("str_replace_based_edit_tool", {"command": "view", "path": "logo.png"})
     assert shown(result).size == (16, 16) and "cat -n" not in result.text
+
+
+# --- found in review -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tail", [b"\x2c\x00\x00", b"\x2c", b"\x21\xf9\x04", b""])
+def test_a_gif_cut_in_its_next_frame_is_a_broken_image_not_an_internal_error(
+    root: Path, session: Session, tail: bytes
+) -> None:
+    data = image_bytes((8, 8), "GIF")
+    (root / "cut.gif").write_bytes(data[:-1] + tail)  # the trailer replaced by the start of another frame
+    result = session.call("read", {"file_path": "cut.gif"})
+    assert result.error is None or result.error.code == "FS_NOT_TEXT", result.text
+
+
+def test_a_gif_of_many_frames_is_not_walked_frame_by_frame(root: Path, session: Session) -> None:
+    frames = [Image.new("L", (1, 1), n % 256) for n in range(3000)]
+    out = io.BytesIO()
+    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:], optimize=False)
+    (root / "many.gif").write_bytes(out.getvalue())
+    result = session.call("read", {"file_path": "many.gif"})
+    assert "animated" in result.text and "3000" not in result.text and "3,000" not in result.text
+
+
+def test_the_byte_budget_bounds_the_image_as_sent_in_base64(root: Path) -> None:
+    (root / "noise.png").write_bytes(image_bytes((200, 200), "PNG", noise=True))  # ~120 KB raw
+    with Workspace(root, max_image_bytes=100_000) as ws:
+        result = ws.session("s").call("read", {"file_path": "noise.png"})
+    assert len(result.media[0].base64) <= 100_000
+
+
+def test_a_sixteen_bit_image_keeps_its_range(root: Path) -> None:
+    gradient = Image.new("I;16", (1000, 10))
+    gradient.putdata([x * 65 for x in range(1000)] * 10)
+    out = io.BytesIO()
+    gradient.save(out, format="PNG")
+    (root / "depth.png").write_bytes(out.getvalue())
+    with Workspace(root, max_image_pixels=500) as ws:
+        image = shown(ws.session("s").call("read", {"file_path": "depth.png"})).convert("L")
+    low, high = image.getextrema()
+    assert low < 10 and high > 245  # stretched over its range, not clipped to white
+
+
+def test_a_jpeg_is_shown_upright_by_its_exif_orientation(root: Path) -> None:
+    image = Image.new("RGB", (3000, 1000), "red")
+    exif = image.getexif()
+    exif[0x0112] = 6  # rotate 90 degrees clockwise to view
+    out = io.BytesIO()
+    image.save(out, format="JPEG", exif=exif.tobytes())
+    (root / "phone.jpg").write_bytes(out.getvalue())
+    with Workspace(root, max_image_pixels=300) as ws:
+        result = ws.session("s").call("read", {"file_path": "phone.jpg"})
+    assert (result.value["width"], result.value["height"]) == (1000, 3000)
+    assert shown(result).size == (100, 300)
+
+
+def test_a_transparent_image_that_only_fits_as_jpeg_is_flattened_not_refused(root: Path) -> None:
+    (root / "noise.png").write_bytes(image_bytes((300, 300), "PNG", "RGBA", noise=True))
+    with Workspace(root, max_image_bytes=4_000) as ws:
+        result = ws.session("s").call("read", {"file_path": "noise.png"})
+    assert not result.is_error, result.text
+    assert len(result.media[0].base64) <= 4_000
+
+
+def test_integrations_that_pass_text_only_say_the_image_is_not_shown(root: Path, session: Session) -> None:
+    from fs_tools.adapters import NOT_SHOWN
+    from fs_tools.adapters.gemini import function_response
+
+    (root / "logo.png").write_bytes(image_bytes((16, 16), "PNG"))
+    part = function_response(session, {"name": "read", "args": {"file_path": "logo.png"}})
+    output = part["function_response"]["response"]["output"]
+    assert output.startswith("'logo.png': PNG image") and output.endswith(NOT_SHOWN)
+
+
+def test_read_many_forgets_an_image_it_did_not_show(root: Path) -> None:
+    for name in ("a.png", "b.png"):
+        (root / name).write_bytes(image_bytes((120, 120), "PNG", noise=True))
+    with Workspace(root, max_image_bytes=70_000) as ws:
+        s = ws.session("s")
+        result = s.call("read_many", {"file_paths": ["a.png", "b.png"]})
+        assert "[shown as image 1 after the text]" in result.text
+        refused = s.call("write", {"file_path": "b.png", "content": "x"})
+        assert refused.error is not None and refused.error.code == "FS_NOT_OBSERVED"
+        assert not s.call("write", {"file_path": "a.png", "content": "x"}).is_error

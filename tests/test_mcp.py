@@ -78,7 +78,8 @@ async def _scenario(call: Call, root: Path) -> None:
     assert _code(bad) == "INVALID_ARGS"
     assert bad.content[0].text == (
         "ERROR INVALID_ARGS: invalid arguments: /file_path: expected string, got number; "
-        "/offset: expected integer, got string; /bogus: unknown property; expected one of: file_path, offset, limit"
+        "/offset: expected integer, got string; /bogus: unknown property; "
+        "expected one of: file_path, offset, limit, pages"
     )
     unknown = await call("raed", {"file_path": "app.py"})
     assert _code(unknown) == "UNKNOWN_TOOL" and 'did you mean "read"' in unknown.content[0].text

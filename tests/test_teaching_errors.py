@@ -229,7 +229,7 @@ def test_nothing_close_suggests_nothing_and_a_suggestion_never_leaves_the_root(
         (b"GIF89a\x01\0\x01\0", "a GIF image that is truncated or corrupt", "good copy"),
         (b"RIFF\x10\0\0\0WEBPVP8 ", "a WebP image that is truncated or corrupt", "good copy"),
         (b"II*\x00\x08\x00\x00\x00", "a TIFF image", "PNG, JPEG, GIF and WebP images only"),
-        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "a PDF document", "text version"),
+        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "a PDF that is damaged or unsupported", "text version"),
         (b"PK\x03\x04\x14\0\0\0", "a ZIP archive", "leave it alone"),
         (b"\x1f\x8b\x08\0\0\0\0\0", "gzip-compressed data", "leave it alone"),
         (b"\x7fELF\x02\x01\x01\0", "an ELF executable", "leave it alone"),

@@ -21,9 +21,16 @@ if TYPE_CHECKING:
     from fs_tools.result import ToolResult
 
 
-def render(result: ToolResult) -> str:
-    """What a model reads from a result: the text, prefixed with ``ERROR <code>:`` on a failure."""
-    return f"ERROR {result.error.code}: {result.text}" if result.error is not None else result.text
+NOT_SHOWN = "\n\n[the image is not shown: this integration passes the model text only]"
+
+
+def render(result: ToolResult, *, images_shown: bool = False) -> str:
+    """What a model reads from a result: the text, prefixed with ``ERROR <code>:`` on a failure. A result
+    with images (a ``read`` of one) says the image is not shown, unless the caller shows it
+    (``images_shown``: MCP, the Anthropic adapter, OpenAI's Responses API)."""
+    if result.error is not None:
+        return f"ERROR {result.error.code}: {result.text}"
+    return result.text if images_shown or not result.media else result.text + NOT_SHOWN
 
 
 def field_of(item: Any, name: str) -> Any:

@@ -56,7 +56,7 @@ def tool_result(session: Session, block: Any) -> dict[str, Any]:
     """The ``tool_result`` block answering a ``tool_use`` block; ``is_error`` is set on failures and the
     text starts with the error code."""
     result = call_tool_use(session, block)
-    content: str | list[dict[str, Any]] = render(result)
+    content: str | list[dict[str, Any]] = render(result, images_shown=True)
     if result.media:  # an image read: the text, then the image as an image block
         content = [{"type": "text", "text": content}] + [
             {"type": "image", "source": {"type": "base64", "media_type": item.mime_type, "data": item.base64}}

@@ -56,7 +56,7 @@ class WorkspaceTool(BaseTool[_Arguments, BaseModel]):
         result = await self.session.acall(self.name, dict(args) if isinstance(args, Mapping) else args)
         if result.is_error:
             raise ToolFailed(render(result))
-        return result.text
+        return render(result)
 
     async def run(self, args: _Arguments, cancellation_token: CancellationToken) -> BaseModel:
         raise NotImplementedError("fs-tools tools run through run_json")  # pragma: no cover

@@ -56,7 +56,7 @@ class WorkspaceTool(BaseTool):  # type: ignore[misc]
         result = self.session.call(self.name, arguments)
         if result.is_error:
             return ToolFailure(message=render(result), details={"code": result.error.code})
-        return result.text
+        return render(result)
 
 
 def tools(session: Session) -> list[WorkspaceTool]:

@@ -40,7 +40,7 @@ class WorkspaceTool(BaseTool):  # type: ignore[misc]
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> dict[str, str]:
         result = await self.session.acall(self.name, args)
-        return {"error": render(result)} if result.is_error else {"output": result.text}
+        return {"error": render(result)} if result.is_error else {"output": render(result)}
 
 
 def tools(session: Session) -> list[WorkspaceTool]:

@@ -52,7 +52,7 @@ class WorkspaceTool(BaseTool):
 def _answer(result: ToolResult) -> tuple[str, Any]:
     if result.error is not None:
         raise ToolException(render(result))
-    return result.text, result.value
+    return render(result), result.value
 
 
 def tools(session: Session, *, strict: bool = False) -> list[BaseTool]:

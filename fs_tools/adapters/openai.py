@@ -149,21 +149,16 @@ def answer_tool_call(session: Session, tool_call: Any) -> dict[str, Any]:
     if field_of(tool_call, "type") == "apply_patch_call":
         return answer_apply_patch_call(session, tool_call)
     result = call_tool(session, tool_call)
-    content = render(result)
     call_id = field_of(tool_call, "call_id")
     if call_id is not None and field_of(tool_call, "function") is None:
         if result.media:  # an image read: the Responses API takes it as an input_image in the output
             images = [{"type": "input_image", "image_url": _data_url(item)} for item in result.media]
-            return {
-                "type": "function_call_output",
-                "call_id": call_id,
-                "output": [{"type": "input_text", "text": content}, *images],
-            }
-        return {"type": "function_call_output", "call_id": call_id, "output": content}
-    if result.media:  # a Chat Completions tool message carries text only (a host may follow it with
-        # image_message(result), from call_tool, to show the image as a user message)
-        content += "\n\n[the image is not shown: a tool message here carries text only]"
-    return {"role": "tool", "tool_call_id": field_of(tool_call, "id"), "content": content}
+            text = {"type": "input_text", "text": render(result, images_shown=True)}
+            return {"type": "function_call_output", "call_id": call_id, "output": [text, *images]}
+        return {"type": "function_call_output", "call_id": call_id, "output": render(result)}
+    # a Chat Completions tool message carries text only: render says the image is not shown (a host may
+    # follow it with image_message(result), from call_tool, to show it as a user message)
+    return {"role": "tool", "tool_call_id": field_of(tool_call, "id"), "content": render(result)}
 
 
 def _data_url(item: Media) -> str:

@@ -56,7 +56,7 @@ def _tool_function(session: Session, name: str) -> Callable[..., Awaitable[str]]
         raw = arguments[_NOT_AN_OBJECT] if set(arguments) == {_NOT_AN_OBJECT} else arguments
         result = await session.acall(name, raw)
         if result.error is None:
-            return result.text
+            return render(result)
         if result.error.code in RETRY_CODES:
             raise ModelRetry(render(result))
         raise ToolFailed(render(result))

@@ -23,10 +23,12 @@ from fs_tools.provider.images import (
     IMAGE_FORMATS,
     MAX_SOURCE_BYTES,
     ShownImage,
+    encoded_size,
     image_format,
     show_image,
 )
 from fs_tools.provider.locks import DEFAULT_LOCK_SECONDS
+from fs_tools.provider.pdfs import PdfText, is_pdf
 from fs_tools.provider.primitives import Primitives
 from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry
 
@@ -46,6 +48,7 @@ __all__ = [
     "FileProvider",
     "FileState",
     "Gate",
+    "PdfText",
     "Primitives",
     "Provider",
     "ProviderListener",
@@ -61,7 +64,9 @@ __all__ = [
     "changed_span",
     "count_lines",
     "decode_text",
+    "encoded_size",
     "image_format",
+    "is_pdf",
     "show_image",
     "version_of",
 ]

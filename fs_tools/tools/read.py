@@ -9,11 +9,21 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
-from fs_tools.errors import NotFound, TooLarge, path_label
-from fs_tools.provider import IMAGE_FORMATS, MAX_SOURCE_BYTES, Scan, ShownImage, image_format, show_image
+from fs_tools.arguments import FilePath, Integer, Pages, ToolArgs, ToolOutputModel
+from fs_tools.errors import NotFound, TooLarge, ToolArgsError, path_label
+from fs_tools.provider import (
+    IMAGE_FORMATS,
+    MAX_SOURCE_BYTES,
+    PdfText,
+    Scan,
+    ShownImage,
+    image_format,
+    is_pdf,
+    show_image,
+)
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
+from fs_tools.tools.pages import parse_pages
 from fs_tools.tools.paging import PageSink
 from fs_tools.tools.presenting import is_integer, short, text_of
 from fs_tools.tools.rendering import OUTPUT_CAP_BYTES, render_page
@@ -28,6 +38,10 @@ class ReadArgs(ToolArgs):
     )
     offset: Integer = Field(1, ge=1, description="First line to show (1-based). Default 1.")
     limit: Integer = Field(DEFAULT_LIMIT, ge=1, description=f"How many lines to show. Default {DEFAULT_LIMIT}.")
+    pages: Pages | None = Field(
+        None,
+        description='A PDF only: the pages to show, counted from 1 ("3", "1-5", "1,4,7-9"). Default: the first pages.',
+    )
 
 
 class ReadOutput(ToolOutputModel):
@@ -38,41 +52,67 @@ class ReadOutput(ToolOutputModel):
     next_offset: int | None
     version: str | None
     unchanged: bool = False  # an identical re-read, answered with a short note instead of the text
-    kind: Literal["text", "image"] = "text"  # what the file is, by its content (SPEC §18)
+    kind: Literal["text", "image", "pdf"] = "text"  # what the file is, by its content (SPEC §18)
     # an image: its format (png, jpeg, gif, webp), its size, and the size it is shown at
     format: str | None = None
     width: int | None = None
     height: int | None = None
     shown_width: int | None = None
     shown_height: int | None = None
+    # a PDF: how many pages it has, and which were shown
+    page_count: int | None = None
+    pages_shown: list[int] | None = None
+
+
+_SNIFF = 16  # the first bytes that say what a file is
 
 
 class ReadSink:
-    """What a read feeds: a text file's pages, or — when its first bytes announce an image — the whole
-    file (at most ``max_image`` bytes; beyond that only counted)."""
+    """What a read feeds: a text file's pages, or — when its first bytes announce an image or a PDF —
+    the whole file (at most ``max_whole`` bytes; beyond that only counted). ``kind`` is decided on the
+    file's first 16 bytes (or all of a shorter file, once ``settle`` is called)."""
 
-    def __init__(self, page: PageSink, max_image: int) -> None:
+    def __init__(self, page: PageSink, max_whole: int) -> None:
         self.page = page
-        self.image: str | None = None
+        self.kind: str | None = None  # "text", "image" or "pdf", once decided
+        self.image: str | None = None  # an image's format
         self.size = 0
+        self._head = b""
         self._chunks: list[bytes] = []
-        self._max_image = max_image
-        self._started = False
+        self._max_whole = max_whole
 
     def feed(self, chunk: bytes) -> None:
-        if not self._started:
-            self._started = True
-            self.image = image_format(chunk[:16])
-        if self.image is None:
+        if self.kind is None:
+            self._head += chunk
+            if len(self._head) < _SNIFF:
+                return
+            chunk, self._head = self._head, b""
+            self._decide(chunk)
+        self._route(chunk)
+
+    def settle(self) -> None:
+        """The read is over: decide on a file shorter than the sniff."""
+        if self.kind is None:
+            head, self._head = self._head, b""
+            self._decide(head)
+            if head:
+                self._route(head)
+
+    def _decide(self, head: bytes) -> None:
+        self.image = image_format(head)
+        self.kind = "image" if self.image is not None else "pdf" if is_pdf(head) else "text"
+
+    def _route(self, chunk: bytes) -> None:
+        if self.kind == "text":
             self.page.feed(chunk)
             return
         self.size += len(chunk)
-        if self.size <= self._max_image:
+        if self.size <= self._max_whole:
             self._chunks.append(chunk)
 
-    def image_bytes(self) -> bytes | None:
-        """The image file's bytes; None when it was larger than ``max_image``."""
-        return b"".join(self._chunks) if self.size <= self._max_image else None
+    def whole(self) -> bytes | None:
+        """An image's or a PDF's bytes; None when the file was larger than ``max_whole``."""
+        return b"".join(self._chunks) if self.size <= self._max_whole else None
 
 
 def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
@@ -86,26 +126,35 @@ def read_lines(ctx: ToolContext, args: ReadArgs, *, numbers: bool = True) -> Too
     display = path_label(path)
     provider = ctx.provider
 
+    sinks: list[ReadSink] = []
+
     def new_sink() -> ReadSink:
         keep = provider.remember_limit
         page = PageSink(display, args.offset, args.limit, keep_bytes=keep, max_chars=OUTPUT_CAP_BYTES)
-        return ReadSink(page, MAX_SOURCE_BYTES)
+        sinks.append(ReadSink(page, MAX_SOURCE_BYTES))
+        return sinks[-1]
 
     def record(key: str, scan: Scan | None) -> None:
         # Recorded even when the content is not text: the session has seen this version, so write may
         # replace it. A file that never held still is shown but not recorded (fail closed).
         if scan is None:
             ctx.store.put(ctx.session, key, ABSENT)
-        elif scan.settled:
+        elif scan.settled and not _pages_refused(args, sinks):
             ctx.store.put(ctx.session, key, Present(scan.version))
 
     key, found = provider.read(path, new_sink, record=record, cancel=ctx.cancel)
     if found is None:
         raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
     found_sink, scan = found
+    found_sink.settle()
     recorded = scan.version if scan.settled else None
-    if found_sink.image is not None:
+    if _pages_refused(args, [found_sink]):
+        what = "an image" if found_sink.kind == "image" else "text"
+        raise ToolArgsError([f"/pages: only a PDF has pages, and {display!r} is {what}; remove pages"])
+    if found_sink.kind == "image":
         return _read_image(ctx, found_sink, display, path, recorded, scan.settled)
+    if found_sink.kind == "pdf":
+        return _read_pdf(ctx, found_sink, args, display, path, recorded, scan.settled)
     sink = found_sink.page
     kept = sink.kept()
     if kept is not None and recorded is not None:
@@ -153,12 +202,20 @@ def read_lines(ctx: ToolContext, args: ReadArgs, *, numbers: bool = True) -> Too
     return ToolOutput(text=body, value=value)
 
 
+def _pages_refused(args: ReadArgs, sinks: list[ReadSink]) -> bool:
+    """``pages`` given for a file that is not a PDF: the call is refused, and its read not recorded."""
+    if args.pages is None or not sinks:
+        return False
+    sinks[-1].settle()
+    return sinks[-1].kind != "pdf"
+
+
 def _read_image(
     ctx: ToolContext, sink: ReadSink, display: str, path: str, recorded: str | None, settled: bool
 ) -> ToolOutput:
     """An image file: shown (scaled within the workspace's budgets), its version recorded by the read."""
     assert sink.image is not None
-    data = sink.image_bytes()
+    data = sink.whole()
     if data is None:
         raise TooLarge(
             f"{display!r} is an image of {sink.size:,} bytes, more than the {MAX_SOURCE_BYTES:,} bytes fs-tools "
@@ -182,6 +239,72 @@ def _read_image(
         shown_height=shown.shown_height,
     )
     return ToolOutput(text=text, value=value, media=(shown.media,))
+
+
+def _read_pdf(
+    ctx: ToolContext, sink: ReadSink, args: ReadArgs, display: str, path: str, recorded: str | None, settled: bool
+) -> ToolOutput:
+    """A PDF: the text of the pages asked for (or the first ``max_pdf_pages``), page by page, within the
+    output cap; the read records the file's version."""
+    data = sink.whole()
+    if data is None:
+        raise TooLarge(
+            f"{display!r} is a PDF of {sink.size:,} bytes, more than the {MAX_SOURCE_BYTES:,} bytes fs-tools reads "
+            "to show a PDF's text",
+            details={"subject": "pdf", "size": sink.size},
+        )
+    document = PdfText(data, display)
+    count = document.count
+    if args.pages is not None:
+        wanted = parse_pages(args.pages, count, display)
+    else:
+        wanted = list(range(1, min(count, ctx.max_pdf_pages) + 1))
+    parts: list[str] = []
+    shown: list[int] = []
+    size = 0
+    capped = False
+    for page in wanted:
+        ctx.check_cancelled("read")
+        text = document.text(page).rstrip() or "(no text on this page: it may be a scanned image or a drawing)"
+        part = f"--- page {page} of {count} ---\n{text}"
+        room = OUTPUT_CAP_BYTES - size
+        if len(part) > room:
+            capped = True
+            if not shown:  # the first page alone is too long: show what fits of it
+                parts.append(part[: max(room, 0)] + "\n[… the rest of this page is cut]")
+                shown.append(page)
+            break
+        parts.append(part)
+        shown.append(page)
+        size += len(part) + 2
+    head = f"{display!r}: PDF, {count} page{'s' if count != 1 else ''}"
+    body = head + ("\n\n" + "\n\n".join(parts) if parts else " (no pages)")
+    remaining = [page for page in wanted if page not in shown]
+    later = [page for page in range(shown[-1] + 1, count + 1)] if shown and args.pages is None and not remaining else []
+    if remaining or later:
+        nxt = remaining or later
+        ask = _page_range(nxt[: ctx.max_pdf_pages])
+        why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if capped else f"{ctx.max_pdf_pages} pages at a time"
+        body += f'\n\n[showing pages {_page_range(shown)} of {count} ({why}); continue with pages="{ask}"]'
+    if not settled:
+        body += f"\n\n[{display!r} changed while it was being read: this view was not recorded]"
+    value = _value(path, 1, 0, 0, None, recorded)
+    value.update(kind="pdf", page_count=count, pages_shown=shown)
+    return ToolOutput(text=body, value=value)
+
+
+def _page_range(pages: list[int]) -> str:
+    """Pages as read's ``pages`` takes them: runs collapsed ("1-3,7")."""
+    runs: list[str] = []
+    start = previous = pages[0]
+    for page in [*pages[1:], None]:
+        if page is not None and page == previous + 1:
+            previous = page
+            continue
+        runs.append(str(start) if start == previous else f"{start}-{previous}")
+        if page is not None:
+            start = previous = page
+    return ",".join(runs)
 
 
 def _unchanged(display: str, first: int, last: int, total: int) -> str:
@@ -266,16 +389,18 @@ READ = Tool(
 
 
 def describe(shown: ShownImage, display: str) -> str:
-    """The text beside the image: its format and dimensions, and how it was scaled."""
+    """The text beside the image: its format and dimensions, and what was done to show it."""
     name = IMAGE_FORMATS[shown.format][1]
     text = f"{display!r}: {name} image, {shown.width:,}×{shown.height:,} pixels"
-    if shown.frames > 1:
-        text += f", {shown.frames} frames" + (" (the first is shown)" if shown.scaled else "")
-    if shown.scaled:
+    if shown.animated:
+        text += ", animated" + (" (its first frame is shown)" if shown.converted else "")
+    size = f"{len(shown.media.data):,} bytes"
+    if shown.resized:
         kind = "PNG" if shown.media.mime_type == "image/png" else "JPEG"
-        text += (
-            f"; shown scaled to {shown.shown_width:,}×{shown.shown_height:,} ({kind}, {len(shown.media.data):,} bytes)"
-        )
+        text += f"; shown scaled to {shown.shown_width:,}×{shown.shown_height:,} ({kind}, {size})"
+    elif shown.converted:
+        kind = "PNG" if shown.media.mime_type == "image/png" else "JPEG"
+        text += f"; shown re-encoded as {kind} to fit the size budget ({size})"
     else:
-        text += f" ({len(shown.media.data):,} bytes)"
+        text += f" ({size})"
     return text

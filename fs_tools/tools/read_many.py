@@ -10,6 +10,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
 from fs_tools.errors import Aborted, FsError, path_label
+from fs_tools.provider import encoded_size
 from fs_tools.result import Media
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.presenting import short
@@ -61,10 +62,12 @@ def run_read_many(ctx: ToolContext, args: ReadManyArgs) -> ToolOutput:
         files.append({"path": path, "read": done.value, "code": None, "message": None})
         text = done.text
         for item in done.media:
-            if len(item.data) <= media_budget:
+            if encoded_size(len(item.data)) <= media_budget:
                 media.append(item)
-                media_budget -= len(item.data)
-            else:
+                media_budget -= encoded_size(len(item.data))
+                text += f"\n[shown as image {len(media)} after the text]"
+            else:  # not seen, so not observed: a write over it asks for a read first
+                ctx.store.forget(ctx.session, ctx.provider.key_of(path))
                 text += "\n[the image is not shown here (this call's images would be too large): read it on its own]"
         if len(text.encode("utf-8", "surrogatepass")) > budget:
             text = text[: max(budget, 0)] + "\n[… this file's section is cut: read it on its own to see more]"

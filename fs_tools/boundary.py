@@ -173,7 +173,7 @@ _NOT_TEXT_STEP = {
     "broken-image": "it may be cut short or still being written: leave it alone, or ask the user for a good copy",
     "broken-pdf": "it may be cut short or use features fs-tools cannot read: ask the user for a text version",
     "encrypted-pdf": "ask the user for an unencrypted copy or a text version",
-    "document": "fs-tools cannot read this kind of document; ask the user for a text version",
+    "document": "read shows its text page by page, but it cannot be edited or written as text",
     "archive": "it is not text to read or edit: leave it alone, or ask the user what is in it",
     "binary": "it is a program or a database, not text: leave it alone",
     "media": "it is audio or video, not text: leave it alone",
@@ -196,6 +196,8 @@ def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
         return f"{exc.message} — the host limits files to that size; write less content per file"
     if details.get("subject") == "image":
         return f"{exc.message} — ask the user for a smaller copy, or for what it shows"
+    if details.get("subject") == "pdf":
+        return f"{exc.message} — read fewer pages at a time with pages, or ask the user for a text version"
     if details.get("subject") == "read":
         if "grep" in tools:
             return f"{exc.message} for reading — use {tools['grep']} to find what you need in it, or ask the user"
@@ -305,8 +307,8 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
     NotDirectory: Remedy("Use the path of a directory (list shows what is where)."),
     NotRegularFile: Remedy("Read files only; use list to see a directory's entries.", _not_regular),
     NotText: Remedy(
-        "fs-tools reads and edits UTF-8 text and shows PNG, JPEG, GIF and WebP images; the message says what "
-        "else the file appears to be — leave it alone or ask the user.",
+        "fs-tools reads and edits UTF-8 text, shows PNG, JPEG, GIF and WebP images and reads PDFs' text; the "
+        "message says what else the file appears to be — leave it alone or ask the user.",
         _not_text,
     ),
     TooLarge: Remedy(

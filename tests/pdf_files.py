@@ -34,3 +34,27 @@ def make_pdf(pages: list[str], *, user_password: str | None = None) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def pdf_with_content(content: bytes, pages: int = 1) -> bytes:
+    """A PDF whose pages all draw one content stream (``content``, PDF operators as bytes)."""
+    writer = PdfWriter()
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+        }
+    )
+    font_ref = writer._add_object(font)
+    stream = DecodedStreamObject()
+    stream.set_data(content)
+    stream_ref = writer._add_object(stream)
+    for _ in range(pages):
+        page = writer.add_blank_page(612, 792)
+        page[NameObject("/Contents")] = stream_ref
+        fonts = DictionaryObject({NameObject("/F1"): font_ref})
+        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): fonts})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fs_tools import Session, Workspace
-from tests.pdf_files import make_pdf
+from tests.pdf_files import make_pdf, pdf_with_content
 
 
 def pages_of(count: int) -> list[str]:
@@ -116,3 +116,75 @@ def test_the_gemini_and_text_editor_reads_show_a_pdf_too(root: Path) -> None:
     with Workspace(root, dialect="anthropic") as ws:
         viewed = ws.session("s").call("str_replace_based_edit_tool", {"command": "view", "path": "paper.pdf"})
         assert "alpha" in viewed.text and "--- page 1 of 1 ---" in viewed.text
+
+
+# --- found in review -----------------------------------------------------------------------------------------
+
+
+def test_a_pdf_that_takes_too_long_is_too_large_within_the_cpu_bound(
+    root: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fs_tools.provider import pdfs
+
+    monkeypatch.setattr(pdfs, "PDF_CPU_SECONDS", 1)
+    (root / "heavy.pdf").write_bytes(pdf_with_content(b"BT /F1 12 Tf " + b"() Tj " * 3_000_000 + b"ET", pages=3))
+    result = session.call("read", {"file_path": "heavy.pdf"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text
+    assert "takes more than 1 s of CPU" in result.text and "fewer pages at a time" in result.text
+
+
+def test_the_output_cap_counts_bytes_not_characters(root: Path, session: Session) -> None:
+    page = "\n".join("é" * 80 for _ in range(40))  # 6.4 KB of UTF-8 a page, 3.2 K characters
+    (root / "accents.pdf").write_bytes(make_pdf([page] * 15))
+    result = session.call("read", {"file_path": "accents.pdf"})
+    assert len(result.text.encode()) <= 52 * 1024
+    assert "output capped at 50 KiB" in result.text
+
+
+def test_error_reasons_carry_no_object_addresses() -> None:
+    from fs_tools.provider.pdf_worker import reason_of
+
+    reason = reason_of(ValueError("Detected loop with self reference for IndirectObject(5, 0, 140370340859984)."))
+    assert reason == "Detected loop with self reference for object 5"
+
+
+def test_pages_past_the_end_do_not_record_the_read(root: Path, session: Session) -> None:
+    (root / "book.pdf").write_bytes(make_pdf(pages_of(3)))
+    assert session.call("read", {"file_path": "book.pdf", "pages": "30"}).error is not None
+    refused = session.call("write", {"file_path": "book.pdf", "content": "x\n"})
+    assert refused.error is not None and refused.error.code == "FS_NOT_OBSERVED"
+
+
+def test_a_wide_pages_value_shows_one_budget_and_names_the_next(root: Path) -> None:
+    (root / "long.pdf").write_bytes(make_pdf([f"p{n}" for n in range(1, 201)]))
+    with Workspace(root, max_pdf_pages=10) as ws:
+        result = ws.session("s").call("read", {"file_path": "long.pdf", "pages": ",".join(["1-200"] * 30)})
+    assert result.value["pages_shown"] == list(range(1, 11))
+    assert 'continue with pages="11-20"' in result.text
+
+
+def test_after_the_pages_asked_the_note_names_what_follows(root: Path, session: Session) -> None:
+    (root / "book.pdf").write_bytes(make_pdf(pages_of(30)))
+    result = session.call("read", {"file_path": "book.pdf", "pages": "8-10"})
+    assert result.text.endswith('[20 more page(s) after page 10: pages="11-30"]')
+
+
+def test_dialects_without_pages_are_told_how_to_read_on_in_their_own_arguments(root: Path) -> None:
+    (root / "book.pdf").write_bytes(make_pdf(pages_of(25)))
+    with Workspace(root, dialect="gemini") as ws:
+        s = ws.session("s")
+        first = s.call("read_file", {"file_path": "book.pdf"})
+        assert "continue with start_line=21 and end_line=25" in first.text
+        more = s.call("read_file", {"file_path": "book.pdf", "start_line": 21, "end_line": 25})
+        assert more.value["pages_shown"] == [21, 22, 23, 24, 25]
+    with Workspace(root, dialect="anthropic") as ws:
+        viewed = ws.session("s").call("str_replace_based_edit_tool", {"command": "view", "path": "book.pdf"})
+        assert "continue with view_range=[21, 25]" in viewed.text
+
+
+def test_an_edit_of_a_pdf_says_read_shows_its_text(root: Path, session: Session) -> None:
+    (root / "paper.pdf").write_bytes(make_pdf(["alpha"]))
+    session.call("read", {"file_path": "paper.pdf"})
+    result = session.call("edit", {"file_path": "paper.pdf", "old_string": "alpha", "new_string": "beta"})
+    assert result.error is not None and result.error.code == "FS_NOT_TEXT"
+    assert "read shows its text page by page, but it cannot be edited" in result.text

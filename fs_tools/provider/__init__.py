@@ -28,7 +28,7 @@ from fs_tools.provider.images import (
     show_image,
 )
 from fs_tools.provider.locks import DEFAULT_LOCK_SECONDS
-from fs_tools.provider.pdfs import PdfText, is_pdf
+from fs_tools.provider.pdfs import PdfPages, is_pdf, read_pdf
 from fs_tools.provider.primitives import Primitives
 from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry
 
@@ -48,7 +48,7 @@ __all__ = [
     "FileProvider",
     "FileState",
     "Gate",
-    "PdfText",
+    "PdfPages",
     "Primitives",
     "Provider",
     "ProviderListener",
@@ -67,6 +67,7 @@ __all__ = [
     "encoded_size",
     "image_format",
     "is_pdf",
+    "read_pdf",
     "show_image",
     "version_of",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import Field
@@ -14,20 +14,20 @@ from fs_tools.errors import NotFound, TooLarge, ToolArgsError, path_label
 from fs_tools.provider import (
     IMAGE_FORMATS,
     MAX_SOURCE_BYTES,
-    PdfText,
     Scan,
     ShownImage,
     image_format,
     is_pdf,
+    read_pdf,
     show_image,
 )
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.pages import parse_pages
+from fs_tools.tools.pages import page_ranges, page_spec, take
 from fs_tools.tools.paging import PageSink
 from fs_tools.tools.presenting import is_integer, short, text_of
 from fs_tools.tools.rendering import OUTPUT_CAP_BYTES, render_page
-from policy import ABSENT, Present
+from policy import ABSENT, Observation, Present
 
 DEFAULT_LIMIT = 2000
 
@@ -119,9 +119,16 @@ def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
     return read_lines(ctx, args)
 
 
-def read_lines(ctx: ToolContext, args: ReadArgs, *, numbers: bool = True) -> ToolOutput:
+def read_lines(
+    ctx: ToolContext,
+    args: ReadArgs,
+    *,
+    numbers: bool = True,
+    continue_with: Callable[[str], str] | None = None,
+) -> ToolOutput:
     """``read``'s answer; ``numbers=False`` shows the lines as they are, without read's numbers (a dialect
-    whose read shows none)."""
+    whose read shows none); ``continue_with`` words a PDF's next pages ("1-20") in the calling tool's
+    own arguments (by default ``pages="1-20"``)."""
     path = args.file_path
     display = path_label(path)
     provider = ctx.provider
@@ -134,9 +141,12 @@ def read_lines(ctx: ToolContext, args: ReadArgs, *, numbers: bool = True) -> Too
         sinks.append(ReadSink(page, MAX_SOURCE_BYTES))
         return sinks[-1]
 
+    prior: dict[str, Observation | None] = {}
+
     def record(key: str, scan: Scan | None) -> None:
         # Recorded even when the content is not text: the session has seen this version, so write may
         # replace it. A file that never held still is shown but not recorded (fail closed).
+        prior[key] = ctx.store.get(ctx.session, key)
         if scan is None:
             ctx.store.put(ctx.session, key, ABSENT)
         elif scan.settled and not _pages_refused(args, sinks):
@@ -154,7 +164,17 @@ def read_lines(ctx: ToolContext, args: ReadArgs, *, numbers: bool = True) -> Too
     if found_sink.kind == "image":
         return _read_image(ctx, found_sink, display, path, recorded, scan.settled)
     if found_sink.kind == "pdf":
-        return _read_pdf(ctx, found_sink, args, display, path, recorded, scan.settled)
+        words = continue_with or (lambda spec: f'pages="{spec}"')
+        try:
+            return _read_pdf(ctx, found_sink, args, display, path, recorded, scan.settled, words)
+        except ToolArgsError:  # pages past the end: nothing was shown, so the read is not recorded
+            if key in prior:
+                before = prior[key]
+                if before is None:
+                    ctx.store.forget(ctx.session, key)
+                else:
+                    ctx.store.put(ctx.session, key, before)
+            raise
     sink = found_sink.page
     kept = sink.kept()
     if kept is not None and recorded is not None:
@@ -242,10 +262,18 @@ def _read_image(
 
 
 def _read_pdf(
-    ctx: ToolContext, sink: ReadSink, args: ReadArgs, display: str, path: str, recorded: str | None, settled: bool
+    ctx: ToolContext,
+    sink: ReadSink,
+    args: ReadArgs,
+    display: str,
+    path: str,
+    recorded: str | None,
+    settled: bool,
+    continue_with: Callable[[str], str],
 ) -> ToolOutput:
-    """A PDF: the text of the pages asked for (or the first ``max_pdf_pages``), page by page, within the
-    output cap; the read records the file's version."""
+    """A PDF: the text of the pages asked for (``pages``, or ``offset``/``limit`` read as pages), at most
+    ``max_pdf_pages`` of them (the first ones by default), page by page within the output cap; the note
+    at the end says how to read on (``continue_with`` words it in the tool's own arguments)."""
     data = sink.whole()
     if data is None:
         raise TooLarge(
@@ -253,58 +281,63 @@ def _read_pdf(
             "to show a PDF's text",
             details={"subject": "pdf", "size": sink.size},
         )
-    document = PdfText(data, display)
+    budget = ctx.max_pdf_pages
+    chosen: list[int] = []
+    rest: list[int] = []
+
+    def choose(count: int) -> list[int]:
+        if args.pages is not None:
+            ranges = page_ranges(args.pages, count, display)
+        elif (args.offset, args.limit) != (1, DEFAULT_LIMIT):  # a line window, read as pages
+            first = min(args.offset, max(count, 1))
+            ranges = [(first, min(count, first + args.limit - 1))] if count else []
+        else:
+            ranges = [(1, count)] if count else []
+        chosen.extend(take(ranges, budget))
+        rest.extend(take(ranges, budget, skip=set(chosen)))  # the next batch, for the note
+        return chosen
+
+    document = read_pdf(data, display, choose, cap=OUTPUT_CAP_BYTES, cancel=ctx.cancel)
     count = document.count
-    if args.pages is not None:
-        wanted = parse_pages(args.pages, count, display)
-    else:
-        wanted = list(range(1, min(count, ctx.max_pdf_pages) + 1))
     parts: list[str] = []
     shown: list[int] = []
     size = 0
     capped = False
-    for page in wanted:
-        ctx.check_cancelled("read")
-        text = document.text(page).rstrip() or "(no text on this page: it may be a scanned image or a drawing)"
-        part = f"--- page {page} of {count} ---\n{text}"
+    for page, text in document.texts:
+        body = text.rstrip() or "(no text on this page: it may be a scanned image or a drawing)"
+        part = f"--- page {page} of {count} ---\n{body}"
+        encoded = part.encode("utf-8", "surrogatepass")
         room = OUTPUT_CAP_BYTES - size
-        if len(part) > room:
+        if len(encoded) > room:
             capped = True
-            if not shown:  # the first page alone is too long: show what fits of it
-                parts.append(part[: max(room, 0)] + "\n[… the rest of this page is cut]")
+            if not shown:  # the first page alone is too long: show what fits of it, and say so
+                cut = encoded[: max(room, 0)].decode("utf-8", "ignore")
+                parts.append(cut + "\n[… the rest of this page is cut: it is longer than the output cap]")
                 shown.append(page)
             break
         parts.append(part)
         shown.append(page)
-        size += len(part) + 2
+        size += len(encoded) + 2
     head = f"{display!r}: PDF, {count} page{'s' if count != 1 else ''}"
-    body = head + ("\n\n" + "\n\n".join(parts) if parts else " (no pages)")
-    remaining = [page for page in wanted if page not in shown]
-    later = [page for page in range(shown[-1] + 1, count + 1)] if shown and args.pages is None and not remaining else []
-    if remaining or later:
-        nxt = remaining or later
-        ask = _page_range(nxt[: ctx.max_pdf_pages])
-        why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if capped else f"{ctx.max_pdf_pages} pages at a time"
-        body += f'\n\n[showing pages {_page_range(shown)} of {count} ({why}); continue with pages="{ask}"]'
+    text = head + ("\n\n" + "\n\n".join(parts) if parts else " (no pages)")
+    unread = [page for page in chosen if page not in shown]
+    upcoming = (unread + rest)[:budget] if unread else rest
+    if not upcoming and shown and args.pages is None and max(shown) < count:
+        upcoming = list(range(max(shown) + 1, min(count, max(shown) + budget) + 1))
+    if upcoming:
+        why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if capped else f"{budget} pages at a time"
+        shown_spec = page_spec(shown) or "none"
+        then = continue_with(page_spec(upcoming))
+        text += f"\n\n[showing pages {shown_spec} of {count} ({why}); continue with {then}]"
+    elif shown and max(shown) < count:
+        after = max(shown)
+        more = page_spec(list(range(after + 1, min(count, after + budget) + 1)))
+        text += f"\n\n[{count - after} more page(s) after page {after}: {continue_with(more)}]"
     if not settled:
-        body += f"\n\n[{display!r} changed while it was being read: this view was not recorded]"
+        text += f"\n\n[{display!r} changed while it was being read: this view was not recorded]"
     value = _value(path, 1, 0, 0, None, recorded)
     value.update(kind="pdf", page_count=count, pages_shown=shown)
-    return ToolOutput(text=body, value=value)
-
-
-def _page_range(pages: list[int]) -> str:
-    """Pages as read's ``pages`` takes them: runs collapsed ("1-3,7")."""
-    runs: list[str] = []
-    start = previous = pages[0]
-    for page in [*pages[1:], None]:
-        if page is not None and page == previous + 1:
-            previous = page
-            continue
-        runs.append(str(start) if start == previous else f"{start}-{previous}")
-        if page is not None:
-            start = previous = page
-    return ",".join(runs)
+    return ToolOutput(text=text, value=value)
 
 
 def _unchanged(display: str, first: int, last: int, total: int) -> str:
@@ -375,7 +408,8 @@ READ = Tool(
     description=(
         "Read a UTF-8 text file. Returns numbered lines ('   12<TAB>text'); the numbers and the tab are not "
         "part of the file, so never copy them into old_string. Long files are paged: a footer gives the "
-        "next offset. An image (PNG, JPEG, GIF, WebP) is shown as an image, scaled down if large. Reading a "
+        "next offset. An image (PNG, JPEG, GIF, WebP) is shown as an image, scaled down if large; a PDF as its "
+        "text, page by page (choose pages with pages). Reading a "
         "file is required before you write over it or edit it, and a partial read is enough."
     ),
     arguments=ReadArgs,

@@ -25,6 +25,7 @@ from fs_tools.tools.edit import EditArgs, EditOutput, run_edit
 from fs_tools.tools.listing import ListArgs, list_directory
 from fs_tools.tools.matching import after_newlines
 from fs_tools.tools.mutation import commit_gated
+from fs_tools.tools.pages import span
 from fs_tools.tools.read import ReadArgs, read_lines
 from fs_tools.tools.rendering import snippet_at
 from fs_tools.tools.write import WriteArgs, run_write
@@ -137,7 +138,11 @@ def _view(ctx: ToolContext, args: TextEditorArgs) -> ToolOutput:
     values: dict[str, Any] = {"file_path": args.path, "offset": first}
     if last != -1:
         values["limit"] = last - first + 1
-    read = read_lines(ctx, canonical(ReadArgs, values))
+    read = read_lines(
+        ctx,
+        canonical(ReadArgs, values),
+        continue_with=lambda spec: "view_range=[{}, {}] (a PDF's lines are its pages)".format(*span(spec)),
+    )
     if read.value.get("unchanged") or read.value.get("kind") != "text":  # an image is shown as it is
         return read
     return ToolOutput(

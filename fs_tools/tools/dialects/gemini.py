@@ -23,6 +23,7 @@ from fs_tools.tools.globbing import GLOB, GlobArgs, find_files, run_glob
 from fs_tools.tools.globpattern import glob_pattern_violations
 from fs_tools.tools.grep import GREP, GrepQuery, render, search_files, search_violations
 from fs_tools.tools.listing import LIST, ListArgs, list_directory
+from fs_tools.tools.pages import span
 from fs_tools.tools.read import DEFAULT_LIMIT, READ, ReadArgs, read_lines
 from fs_tools.tools.read_many import MAX_FILES, READ_MANY, ReadManyArgs, run_read_many
 from fs_tools.tools.write import WRITE
@@ -49,7 +50,10 @@ def _run_read_file(ctx: ToolContext, args: ReadFileArgs) -> ToolOutput:
     start = args.start_line or 1
     limit = args.end_line - start + 1 if args.end_line is not None else DEFAULT_LIMIT
     return read_lines(
-        ctx, canonical(ReadArgs, {"file_path": args.file_path, "offset": start, "limit": limit}), numbers=False
+        ctx,
+        canonical(ReadArgs, {"file_path": args.file_path, "offset": start, "limit": limit}),
+        numbers=False,
+        continue_with=lambda spec: "start_line={} and end_line={} (a PDF's lines are its pages)".format(*span(spec)),
     )
 
 

@@ -110,9 +110,16 @@ class ReadSink:
         if self.size <= self._max_whole:
             self._chunks.append(chunk)
 
-    def whole(self) -> bytes | None:
-        """An image's or a PDF's bytes; None when the file was larger than ``max_whole``."""
-        return b"".join(self._chunks) if self.size <= self._max_whole else None
+    def whole_or_refuse(self, display: str) -> bytes:
+        """An image's or a PDF's bytes; ``FS_TOO_LARGE`` when the file was larger than ``max_whole``."""
+        if self.size > self._max_whole:
+            what = "an image" if self.kind == "image" else "a PDF"
+            raise TooLarge(
+                f"{display!r} is {what} of {self.size:,} bytes, more than the {self._max_whole:,} bytes fs-tools "
+                f"reads whole to show {what}",
+                details={"subject": self.kind, "size": self.size},
+            )
+        return b"".join(self._chunks)
 
 
 def run_read(ctx: ToolContext, args: ReadArgs) -> ToolOutput:
@@ -235,13 +242,7 @@ def _read_image(
 ) -> ToolOutput:
     """An image file: shown (scaled within the workspace's budgets), its version recorded by the read."""
     assert sink.image is not None
-    data = sink.whole()
-    if data is None:
-        raise TooLarge(
-            f"{display!r} is an image of {sink.size:,} bytes, more than the {MAX_SOURCE_BYTES:,} bytes fs-tools "
-            "reads to show an image",
-            details={"subject": "image", "size": sink.size},
-        )
+    data = sink.whole_or_refuse(display)
     shown = show_image(data, display, sink.image, max_pixels=ctx.max_image_pixels, max_bytes=ctx.max_image_bytes)
     text = describe(shown, display)
     if not settled:
@@ -274,13 +275,7 @@ def _read_pdf(
     """A PDF: the text of the pages asked for (``pages``, or ``offset``/``limit`` read as pages), at most
     ``max_pdf_pages`` of them (the first ones by default), page by page within the output cap; the note
     at the end says how to read on (``continue_with`` words it in the tool's own arguments)."""
-    data = sink.whole()
-    if data is None:
-        raise TooLarge(
-            f"{display!r} is a PDF of {sink.size:,} bytes, more than the {MAX_SOURCE_BYTES:,} bytes fs-tools reads "
-            "to show a PDF's text",
-            details={"subject": "pdf", "size": sink.size},
-        )
+    data = sink.whole_or_refuse(display)
     budget = ctx.max_pdf_pages
     chosen: list[int] = []
     rest: list[int] = []

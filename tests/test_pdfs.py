@@ -188,3 +188,13 @@ def test_an_edit_of_a_pdf_says_read_shows_its_text(root: Path, session: Session)
     result = session.call("edit", {"file_path": "paper.pdf", "old_string": "alpha", "new_string": "beta"})
     assert result.error is not None and result.error.code == "FS_NOT_TEXT"
     assert "read shows its text page by page, but it cannot be edited" in result.text
+
+
+def test_a_page_longer_than_the_output_cap_is_cut_and_says_so(root: Path, session: Session) -> None:
+    page = "\n".join(f"row {n} " + "y" * 90 for n in range(2000))  # ~200 KB of text on one page
+    (root / "wide.pdf").write_bytes(make_pdf([page, "second"]))
+    result = session.call("read", {"file_path": "wide.pdf"})
+    assert not result.is_error, result.text
+    assert "[… the rest of this page is cut: it is longer than the output cap]" in result.text
+    assert len(result.text.encode()) <= 52 * 1024 and result.value["pages_shown"] == [1]
+    assert 'continue with pages="2"' in result.text

@@ -73,6 +73,7 @@ def main() -> None:
         except Exception as exc:
             _say({"broken": reason_of(exc), "page": page})
             return
+        text = text[: max(room, 0) + 1]  # no more than the parent can show (a character is at least a byte)
         _say({"page": page, "text": text})
         room -= len(text.encode("utf-8", "surrogatepass"))
         if room <= 0:

@@ -125,7 +125,10 @@ def _answer(
         if selector.select(min(left, 0.1)):
             line = process.stdout.readline()
             if line:
-                answer: dict[str, object] = json.loads(line)
+                try:
+                    answer: dict[str, object] = json.loads(line)
+                except ValueError:  # not the worker's protocol: something else wrote to its output
+                    answer = {"broken": "the reader's answer could not be understood"}
                 return answer
             code = process.wait()
             if code in (-9, -24):  # SIGKILL or SIGXCPU: the CPU limit

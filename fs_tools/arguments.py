@@ -423,12 +423,23 @@ def _tidy(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     out = {k: _tidy(v) for k, v in node.items() if k != "title"}
+    if out.get("type") in ("integer", "number"):
+        # A bound on an optional Integer (``Integer | None = Field(ge=0)``) is left by pydantic in its own
+        # words inside the branch: published as JSON Schema's (it was "ge": 0, which no client reads).
+        for key, name in _BOUNDS.items():
+            if key in out:
+                bound = out.pop(key)
+                tighter = min if name in ("maximum", "exclusiveMaximum") else max
+                out[name] = tighter(bound, out[name]) if name in out else bound
     if out.get("type") == "object" and "properties" in out:
         required = set(out.get("required", []))
         out["properties"] = {
             name: prop if name in required else _without_null(prop) for name, prop in out["properties"].items()
         }
     return out
+
+
+_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
 
 
 def _without_null(prop: dict[str, Any]) -> dict[str, Any]:

@@ -137,7 +137,13 @@ def _replace_all() -> str:
 
 
 def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    return diagnostics.not_found_message(exc.message + _nothing_applied(details), details)
+    message = diagnostics.not_found_message(exc.message + _nothing_applied(details), details)
+    if details.get("notebook") and "notebook_edit" in tools:
+        message += (
+            f"\nThe file is a Jupyter notebook: its JSON holds each line of a cell as a quoted string, so text copied "
+            f"from read's view of its cells is not in it — change a cell with {tools['notebook_edit']}"
+        )
+    return message
 
 
 def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:

@@ -55,6 +55,30 @@ class Scratch:
 _EXAMPLE_TIME_NS = 1_780_000_000 * 10**9
 
 
+# A small notebook as Jupyter writes one (nbformat 4.5: indent 1, sorted keys, a final newline).
+_NOTEBOOK = json.dumps(
+    {
+        "cells": [
+            {"cell_type": "markdown", "id": "b1c0a7e2", "metadata": {}, "source": ["# Analysis"]},
+            {
+                "cell_type": "code",
+                "execution_count": 1,
+                "id": "5f3d9a40",
+                "metadata": {},
+                "outputs": [{"name": "stdout", "output_type": "stream", "text": ["hello\n"]}],
+                "source": ["print('hi')"],
+            },
+        ],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    },
+    indent=1,
+    sort_keys=True,
+)
+_NOTEBOOK += "\n"
+
+
 @contextlib.contextmanager
 def scratch(**options: Any) -> Iterator[Scratch]:
     with tempfile.TemporaryDirectory(prefix="fs-tools-ref-") as tmp:
@@ -65,7 +89,8 @@ def scratch(**options: Any) -> Iterator[Scratch]:
         )
         (root / "notes.txt").write_text("one\ntwo\nthree\n")
         (root / "README.md").write_text("# Project\n")
-        for made in (root / "src" / "app.py", root / "notes.txt", root / "README.md"):
+        (root / "analysis.ipynb").write_text(_NOTEBOOK)
+        for made in (root / "src" / "app.py", root / "notes.txt", root / "README.md", root / "analysis.ipynb"):
             os.utime(made, ns=(_EXAMPLE_TIME_NS, _EXAMPLE_TIME_NS))  # examples show one fixed time
         with Workspace(root, **options) as workspace:
             yield Scratch(root, workspace, workspace.session("docs"))

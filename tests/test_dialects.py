@@ -38,8 +38,9 @@ SPEC_TOOLS = {
         "move",
         "delete",
         "create_directory",
+        "notebook_edit",
     ],
-    "claude-code": ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS"],
+    "claude-code": ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "NotebookEdit"],
     "anthropic": [TE],
     "codex": ["apply_patch", "read", "list", "glob", "grep"],
     "gemini": ["read_file", "write_file", "replace", "glob", "grep_search", "list_directory", "read_many_files"],
@@ -65,6 +66,7 @@ SPEC_ARGUMENTS = {
         "multiline",
     },
     ("claude-code", "LS"): {"path", "ignore"},
+    ("claude-code", "NotebookEdit"): {"notebook_path", "cell_id", "new_source", "cell_type", "edit_mode"},
     ("anthropic", TE): {
         "command",
         "path",

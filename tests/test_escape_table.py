@@ -251,7 +251,7 @@ class Paths:
     new: str
 
 
-MUTATING_TOOLS = {"write", "edit", "multi_edit", "move", "delete", "create_directory"}
+MUTATING_TOOLS = {"write", "edit", "multi_edit", "move", "delete", "create_directory", "notebook_edit"}
 
 
 @dataclass(frozen=True)
@@ -307,6 +307,13 @@ OPERATIONS = [
     ),
     Operation("delete", "delete", FILE, lambda p: {"file_path": p.file}, lambda p: (p.file,)),
     Operation("create_directory", "create_directory", NEW, lambda p: {"path": p.new}),
+    Operation(
+        "notebook_edit",
+        "notebook_edit",
+        FILE,
+        lambda p: {"notebook_path": p.file, "cell": 0, "new_source": "PWNED"},
+        lambda p: (p.file,),
+    ),
     # the attempt's setup lies in the tree the discovery tools walk: shown, never followed
     Operation("list-root", "list", None, lambda p: {"path": ".", "depth": 5, "include_hidden": True}),
     Operation("glob-root", "glob", None, lambda p: {"pattern": "**/*"}),
@@ -433,6 +440,8 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
     ("move-new", "control"): Outcome(OK, _gone("mover.txt", moved_to="made/new.txt", content=MOVER_BYTES)),
     ("delete", "control"): Outcome(OK, _gone("plain.txt")),
     ("create_directory", "control"): Outcome(OK, _directory_exists(True)),
+    # reached the file through every gate, and found text that is not a notebook: nothing written
+    ("notebook_edit", "control"): Outcome("FS_NOT_TEXT"),
     # --- hard link: an ordinary in-root file by name (the HARDLINK_NOTE comment)
     ("read", "hardlink"): Outcome(OK, _in_text("1\tTOP-SECRET")),
     ("write", "hardlink"): Outcome(OK, _new_inode("hard.txt", b"PWNED\n")),
@@ -451,6 +460,7 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
     ("move-new", "hardlink"): Outcome("FS_NOT_OBSERVED"),  # onto an existing file the session has not read
     ("delete", "hardlink"): Outcome(OK, _gone("hard.txt")),
     ("create_directory", "hardlink"): Outcome(NOT_DIRECTORY),  # an existing non-directory (§13)
+    ("notebook_edit", "hardlink"): Outcome("FS_NOT_TEXT"),  # the secret's text is no notebook: left as it is
     # --- FIFO: refused without being opened (no hang); a directory-taking op says it is not a directory
     ("read", "fifo"): Outcome(NOT_REGULAR),
     ("write", "fifo"): Outcome(NOT_REGULAR),
@@ -470,6 +480,7 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
     ("move-new", "fifo"): Outcome(NOT_REGULAR),
     ("delete", "fifo"): Outcome(NOT_REGULAR),
     ("create_directory", "fifo"): Outcome(NOT_DIRECTORY),
+    ("notebook_edit", "fifo"): Outcome(NOT_REGULAR),
     # --- the root itself: never moved or deleted; a directory where a file is wanted
     **{
         (op, root_id): outcome
@@ -493,6 +504,7 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
             "move-new": Outcome(NOT_REGULAR),
             "delete": Outcome(DENIED),  # SPEC §13: the root itself is never deleted
             "create_directory": Outcome(OK, _directory_exists(False)),  # an existing directory: success
+            "notebook_edit": Outcome(NOT_REGULAR),
         }.items()
     },
 }

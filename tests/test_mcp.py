@@ -192,7 +192,7 @@ def test_serve_prefix_publishes_and_answers_the_prefixed_names(root: Path) -> No
     [
         (
             "claude-code",
-            ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS"],
+            ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "NotebookEdit"],
             ("Read", {"file_path": "app.py"}),
             ("Edit", {"file_path": "app.py", "old_string": "hi ", "new_string": "hello "}),
         ),

@@ -40,6 +40,13 @@ ARGUMENT_NAMES = [
     "destination",
     "overwrite",
     "file_paths",
+    "pages",
+    "notebook_path",
+    "cell",
+    "cell_id",
+    "new_source",
+    "cell_type",
+    "edit_mode",
 ]
 # Codes that mean the product has a bug, whatever the model sent.
 BUG_CODES = {"INTERNAL_ERROR", "INVALID_TOOL_OUTPUT"}
@@ -57,7 +64,7 @@ PROPERTY_SETTINGS = settings(
 known_strings = st.sampled_from(
     [
         *["a.txt", "dir/b.txt", "new.txt", "dir", "dir/", "", "../outside/secret.txt", "a.txt\0", "\ud800"],
-        *["one", "two", "\n"],
+        *["one", "two", "\n", "nb.ipynb", "1-2", "code", "insert", "delete", "c1", "cell-1"],
     ]
 )
 any_text = st.text(alphabet=st.characters(exclude_categories=()), max_size=12)
@@ -112,6 +119,13 @@ def tool_shaped(draw: st.DrawFn) -> dict[str, Any]:
         "destination": strings,
         "overwrite": st.booleans() | st.none() | json_values,
         "file_paths": st.lists(strings, max_size=4) | json_values,
+        "pages": strings | st.sampled_from(["1", "1-2", "2,1", "0", "9-1", " 1 , 2 "]) | json_values,
+        "notebook_path": strings,
+        "cell": st.integers(min_value=-1, max_value=4) | st.none() | json_values,
+        "cell_id": strings,
+        "new_source": strings,
+        "cell_type": st.sampled_from(["code", "markdown", "raw", "heading"]) | json_values,
+        "edit_mode": st.sampled_from(["replace", "insert", "delete", "Replace"]) | json_values,
     }
     names = draw(st.lists(st.sampled_from(ARGUMENT_NAMES), unique=True, max_size=5))
     return {name: draw(shape[name]) for name in ["file_path", *names]}
@@ -138,7 +152,12 @@ plausible_edit = st.fixed_dictionaries(
 )
 PLAUSIBLE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "read": st.fixed_dictionaries(
-        {"file_path": plausible_paths}, optional={"offset": plausible_int, "limit": plausible_int}
+        {"file_path": plausible_paths | st.just("nb.ipynb")},
+        optional={
+            "offset": plausible_int,
+            "limit": plausible_int,
+            "pages": st.sampled_from(["1", "1-3", "2,1", "0", "3-1", "x"]),
+        },
     ),
     "write": st.fixed_dictionaries({"file_path": plausible_paths, "content": st.text(max_size=20)}),
     "edit": st.fixed_dictionaries(
@@ -160,6 +179,16 @@ PLAUSIBLE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     ),
     "delete": st.fixed_dictionaries({"file_path": plausible_paths}),
     "create_directory": st.fixed_dictionaries({"path": plausible_paths}),
+    "notebook_edit": st.fixed_dictionaries(
+        {"notebook_path": st.sampled_from(["nb.ipynb", "a.txt", "missing.ipynb"])},
+        optional={
+            "cell": plausible_int,
+            "cell_id": st.sampled_from(["c0", "c1", "cell-1", "nope", ""]),
+            "new_source": st.text("ab #.\n", max_size=8),
+            "cell_type": st.sampled_from(["code", "markdown", "raw", "heading"]),
+            "edit_mode": st.sampled_from(["replace", "insert", "delete", "append"]),
+        },
+    ),
 }
 
 
@@ -184,6 +213,12 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (top / "root" / "dir").mkdir(parents=True)
     (top / "root" / "a.txt").write_text("one\ntwo\nthree\ntwo\n")
     (top / "root" / "dir" / "b.txt").write_text("alpha\r\nbeta\r\n")
+    cells = [
+        {"cell_type": "markdown", "id": "c0", "metadata": {}, "source": ["# one"]},
+        {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [], "source": ["two"]},
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (top / "root" / "nb.ipynb").write_text(json.dumps(notebook, indent=1, sort_keys=True) + "\n")
     (top / "outside").mkdir()
     (top / "outside" / "secret.txt").write_text("TOP-SECRET\n")
     return top
@@ -246,7 +281,7 @@ def test_any_arguments_give_a_structured_result_and_invalid_ones_touch_nothing(
 ) -> None:
     session = prop_workspace.session("properties")
     arguments = data.draw(arguments_for(tool), label="arguments")
-    path = arguments.get("file_path") if isinstance(arguments, dict) else None
+    path = arguments.get("file_path", arguments.get("notebook_path")) if isinstance(arguments, dict) else None
     if isinstance(path, str) and data.draw(st.booleans(), label="read first"):
         check_structured(session.call("read", {"file_path": path}))  # so edits get past the observation gate
     outside = tree(base / "outside")
@@ -337,11 +372,15 @@ def schema_blind(tool: str, obj: dict[str, Any]) -> bool:
       cannot (same reason, same rule);
     - new_string equal to old_string, or equal once CRLF is read as LF (a cross-field rule);
     - a move's destination equal to its source (a cross-field rule);
+    - notebook_edit's arguments that its edit_mode requires (a cell to replace or delete, new_source to
+      replace or insert, cell_type to insert: cross-field rules; a portable schema has no if/then);
     - a grep pattern Python's ``re`` cannot compile (``?``, ``[``): the schema says "string", the regex
       syntax is the validator's to judge (a rare draw: hypothesis found ``'?'`` once in many runs).
     Nothing else is excused: any other disagreement is drift between the schema and the validator.
     """
-    for key in ("file_path", "path", "source", "destination"):
+    if tool == "notebook_edit" and TOOLS[tool].arguments.cross_field_violations(obj):
+        return True
+    for key in ("file_path", "path", "source", "destination", "notebook_path"):
         path = obj.get(key)
         if isinstance(path, str) and unusable_path(path):
             return True

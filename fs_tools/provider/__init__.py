@@ -28,11 +28,24 @@ from fs_tools.provider.images import (
     show_image,
 )
 from fs_tools.provider.locks import DEFAULT_LOCK_SECONDS
+from fs_tools.provider.notebooks import (
+    CELL_TYPES,
+    NOTEBOOK_HEAD,
+    NOTEBOOK_MAX_BYTES,
+    Notebook,
+    change_type,
+    may_be_notebook,
+    notebook_or_refuse,
+    parse_notebook,
+    set_source,
+    source_of,
+)
 from fs_tools.provider.pdfs import PdfPages, is_pdf, read_pdf
 from fs_tools.provider.primitives import Primitives
 from fs_tools.provider.walk import DIRECTORY, FILE, OTHER, SYMLINK, Entry
 
 __all__ = [
+    "CELL_TYPES",
     "DEFAULT_IMAGE_BYTES",
     "DEFAULT_IMAGE_PIXELS",
     "DEFAULT_LOCK_SECONDS",
@@ -40,6 +53,8 @@ __all__ = [
     "FILE",
     "IMAGE_FORMATS",
     "MAX_SOURCE_BYTES",
+    "NOTEBOOK_HEAD",
+    "NOTEBOOK_MAX_BYTES",
     "OTHER",
     "SYMLINK",
     "CancelToken",
@@ -48,6 +63,7 @@ __all__ = [
     "FileProvider",
     "FileState",
     "Gate",
+    "Notebook",
     "PdfPages",
     "Primitives",
     "Provider",
@@ -61,13 +77,19 @@ __all__ = [
     "TextFile",
     "VersionCache",
     "Walk",
+    "change_type",
     "changed_span",
     "count_lines",
     "decode_text",
     "encoded_size",
     "image_format",
     "is_pdf",
+    "may_be_notebook",
+    "notebook_or_refuse",
+    "parse_notebook",
     "read_pdf",
+    "set_source",
     "show_image",
+    "source_of",
     "version_of",
 ]

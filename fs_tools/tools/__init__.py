@@ -8,6 +8,7 @@ from fs_tools.tools.globbing import GLOB
 from fs_tools.tools.grep import GREP
 from fs_tools.tools.listing import LIST
 from fs_tools.tools.move import MOVE
+from fs_tools.tools.notebooks import NOTEBOOK_EDIT
 from fs_tools.tools.read import READ, ReadMemory
 from fs_tools.tools.read_many import READ_MANY
 from fs_tools.tools.stat import STAT
@@ -15,7 +16,7 @@ from fs_tools.tools.write import WRITE
 
 CORE_TOOLS: tuple[Tool, ...] = (READ, WRITE, EDIT, MULTI_EDIT)  # type: ignore[type-arg]
 DISCOVERY_TOOLS: tuple[Tool, ...] = (LIST, GLOB, GREP)  # type: ignore[type-arg]
-FILE_TOOLS: tuple[Tool, ...] = (READ_MANY, STAT, MOVE, DELETE, CREATE_DIRECTORY)  # type: ignore[type-arg]
+FILE_TOOLS: tuple[Tool, ...] = (READ_MANY, STAT, MOVE, DELETE, CREATE_DIRECTORY, NOTEBOOK_EDIT)  # type: ignore[type-arg]
 ALL_TOOLS = CORE_TOOLS + DISCOVERY_TOOLS + FILE_TOOLS
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "LIST",
     "MOVE",
     "MULTI_EDIT",
+    "NOTEBOOK_EDIT",
     "READ",
     "READ_MANY",
     "STAT",

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, TooLarge, path_label
-from fs_tools.provider import Snapshot, TextFile, count_lines, decode_text
+from fs_tools.provider import NOTEBOOK_HEAD, Snapshot, TextFile, count_lines, decode_text, may_be_notebook
 from fs_tools.terms import pointer_term
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
@@ -299,7 +299,10 @@ def _run(
         if outcome.miss is None:
             raise
         # The lock is released by now: the diagnosis searches an immutable text, holding nothing.
-        raise outcome.miss.diagnosed() from None
+        error = outcome.miss.diagnosed()
+        if _notebook_text(outcome.miss.text):  # its read showed cells, not this JSON: say where cells change
+            error = EditNotFound(error.message, details={**error.details, "notebook": True})
+        raise error from None
     except _DryRun as trial:
         return _dry_run(ctx, path, outcome, trial)
     applied = outcome.applied
@@ -326,6 +329,11 @@ def _run(
             "changed_lines": changed,
         },
     )
+
+
+def _notebook_text(text: str) -> bool:
+    head = text[:NOTEBOOK_HEAD].encode("utf-8", "surrogatepass")
+    return bool(may_be_notebook(head)) and '"nbformat"' in text and '"cells"' in text
 
 
 def _region_commit(

@@ -14,15 +14,21 @@ from fs_tools.errors import NotFound, TooLarge, ToolArgsError, path_label
 from fs_tools.provider import (
     IMAGE_FORMATS,
     MAX_SOURCE_BYTES,
+    NOTEBOOK_HEAD,
+    NOTEBOOK_MAX_BYTES,
+    Notebook,
     Scan,
     ShownImage,
     image_format,
     is_pdf,
+    may_be_notebook,
+    parse_notebook,
     read_pdf,
     show_image,
 )
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
+from fs_tools.tools.notebooks import render_notebook
 from fs_tools.tools.pages import page_ranges, page_spec, take
 from fs_tools.tools.paging import PageSink
 from fs_tools.tools.presenting import is_integer, short, text_of
@@ -52,7 +58,7 @@ class ReadOutput(ToolOutputModel):
     next_offset: int | None
     version: str | None
     unchanged: bool = False  # an identical re-read, answered with a short note instead of the text
-    kind: Literal["text", "image", "pdf"] = "text"  # what the file is, by its content (SPEC §18)
+    kind: Literal["text", "image", "pdf", "notebook"] = "text"  # what the file is, by its content (SPEC §18)
     # an image: its format (png, jpeg, gif, webp), its size, and the size it is shown at
     format: str | None = None
     width: int | None = None
@@ -62,6 +68,9 @@ class ReadOutput(ToolOutputModel):
     # a PDF: how many pages it has, and which were shown
     page_count: int | None = None
     pages_shown: list[int] | None = None
+    # a notebook: how many cells it has, and the indexes (from 0) of those shown
+    cell_count: int | None = None
+    cells_shown: list[int] | None = None
 
 
 _SNIFF = 16  # the first bytes that say what a file is
@@ -70,7 +79,9 @@ _SNIFF = 16  # the first bytes that say what a file is
 class ReadSink:
     """What a read feeds: a text file's pages, or — when its first bytes announce an image or a PDF —
     the whole file (at most ``max_whole`` bytes; beyond that only counted). ``kind`` is decided on the
-    file's first 16 bytes (or all of a shorter file, once ``settle`` is called)."""
+    file's first 16 bytes (or all of a shorter file, once ``settle`` is called). A text file that begins
+    as a notebook does is also kept whole (up to ``NOTEBOOK_MAX_BYTES``), to be shown as its cells if it
+    is one (``notebook``, once the read is over)."""
 
     def __init__(self, page: PageSink, max_whole: int) -> None:
         self.page = page
@@ -80,6 +91,8 @@ class ReadSink:
         self._head = b""
         self._chunks: list[bytes] = []
         self._max_whole = max_whole
+        self._maybe_notebook: bool | None = None  # None: undecided; False: not one (nothing kept)
+        self._kept = 0
 
     def feed(self, chunk: bytes) -> None:
         if self.kind is None:
@@ -105,10 +118,31 @@ class ReadSink:
     def _route(self, chunk: bytes) -> None:
         if self.kind == "text":
             self.page.feed(chunk)
+            if self._maybe_notebook is not False:
+                self._keep_notebook(chunk)
             return
         self.size += len(chunk)
         if self.size <= self._max_whole:
             self._chunks.append(chunk)
+
+    def _keep_notebook(self, chunk: bytes) -> None:
+        self._kept += len(chunk)
+        if self._kept > NOTEBOOK_MAX_BYTES:
+            self._maybe_notebook, self._chunks = False, []
+            return
+        self._chunks.append(chunk)
+        if self._maybe_notebook is None:
+            head = b"".join(self._chunks)
+            self._chunks = [head]
+            self._maybe_notebook = may_be_notebook(head[:NOTEBOOK_HEAD])
+            if self._maybe_notebook is False:
+                self._chunks = []
+
+    def notebook(self) -> Notebook | None:
+        """The notebook a text file is, once read whole; None when it is not one."""
+        if self.kind != "text" or self._maybe_notebook is False or self._kept > NOTEBOOK_MAX_BYTES:
+            return None
+        return parse_notebook(b"".join(self._chunks))
 
     def whole_or_refuse(self, display: str) -> bytes:
         """An image's or a PDF's bytes; ``FS_TOO_LARGE`` when the file was larger than ``max_whole``."""
@@ -189,6 +223,9 @@ def read_lines(
     total = sink.finish()
     if sink.problem is not None:
         raise sink.problem
+    notebook = found_sink.notebook()
+    if notebook is not None:
+        return _read_notebook(notebook, args, display, path, recorded, scan.settled)
     if total == 0 and args.offset == 1:
         return ToolOutput(
             text=f"(the file {display!r} is empty: 0 lines, {scan.size} bytes)",
@@ -335,6 +372,27 @@ def _read_pdf(
     return ToolOutput(text=text, value=value)
 
 
+def _read_notebook(
+    notebook: Notebook, args: ReadArgs, display: str, path: str, recorded: str | None, settled: bool
+) -> ToolOutput:
+    """A Jupyter notebook: its cells (``offset`` and ``limit`` count cells, from 1), outputs summarised."""
+    count = len(notebook.cells)
+    if args.offset > max(count, 1):
+        raise NotFound(
+            f"{term('offset')} {args.offset} is past the end of {display!r}, a notebook of {count} cell(s)",
+            details={"reason": "offset", "offset": args.offset, "total_lines": count},
+        )
+    then = term("offset={n}")
+    text, shown, next_index = render_notebook(
+        notebook, display, args.offset - 1, args.limit, OUTPUT_CAP_BYTES, lambda n: then.format(n=n)
+    )
+    if not settled:
+        text += f"\n\n[{display!r} changed while it was being read: this view was not recorded]"
+    value = _value(path, args.offset, 0, 0, None if next_index is None else next_index + 1, recorded)
+    value.update(kind="notebook", cell_count=count, cells_shown=shown)
+    return ToolOutput(text=text, value=value)
+
+
 def _unchanged(display: str, first: int, last: int, total: int) -> str:
     return (
         f"({display!r} is unchanged since your last read of it at these lines ({first}–{last} of {total}): the "
@@ -404,7 +462,8 @@ READ = Tool(
         "Read a UTF-8 text file. Returns numbered lines ('   12<TAB>text'); the numbers and the tab are not "
         "part of the file, so never copy them into old_string. Long files are paged: a footer gives the "
         "next offset. An image (PNG, JPEG, GIF, WebP) is shown as an image, scaled down if large; a PDF as its "
-        "text, page by page (choose pages with pages). Reading a "
+        "text, page by page (choose pages with pages); a Jupyter notebook as its cells (offset and limit count "
+        "cells; change them with notebook_edit). Reading a "
         "file is required before you write over it or edit it, and a partial read is enough."
     ),
     arguments=ReadArgs,

@@ -29,7 +29,9 @@ class Dialect:
 FS_TOOLS = Dialect(
     "fs-tools", "fs-tools' own tools (SPEC §7 and §13)", ALL_TOOLS, (APPLY_PATCH, CHECKPOINT, HISTORY, DIFF, REWIND)
 )
-CLAUDE_CODE = Dialect("claude-code", "Claude Code's Read, Write, Edit, MultiEdit, Glob, Grep and LS", claude_code.TOOLS)
+CLAUDE_CODE = Dialect(
+    "claude-code", "Claude Code's Read, Write, Edit, MultiEdit, Glob, Grep, LS and NotebookEdit", claude_code.TOOLS
+)
 
 ANTHROPIC = Dialect("anthropic", "Anthropic's text editor tool, str_replace_based_edit_tool", anthropic.TOOLS)
 CODEX = Dialect("codex", "Codex's apply_patch, with read, list, glob and grep", codex.TOOLS)

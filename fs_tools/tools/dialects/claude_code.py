@@ -31,6 +31,14 @@ from fs_tools.tools.globbing import GLOB
 from fs_tools.tools.globpattern import compile_glob
 from fs_tools.tools.grep import GREP, GrepQuery, render, search_files, search_violations
 from fs_tools.tools.listing import LIST, ListArgs, list_directory
+from fs_tools.tools.notebooks import (
+    NOTEBOOK_EDIT,
+    CellType,
+    EditMode,
+    NotebookEditArgs,
+    mode_violations,
+    run_notebook_edit,
+)
 from fs_tools.tools.read import READ
 from fs_tools.tools.write import WRITE
 
@@ -261,4 +269,45 @@ LS = like(
     terms={"depth": "", "include_hidden": ""},
 )
 
-TOOLS: tuple[Tool[Any], ...] = (READ_CC, WRITE_CC, EDIT_CC, MULTI_EDIT_CC, GLOB_CC, GREP_CC, LS)
+# --- NotebookEdit ----------------------------------------------------------------------------------
+
+
+class NotebookEditArgsCC(ToolArgs):
+    notebook_path: FilePath = Field(description="The notebook's path: absolute (inside the workspace) or relative.")
+    cell_id: str | None = Field(
+        None,
+        min_length=1,
+        description="The id of the cell to edit (or 'cell-N' for the cell at index N). With insert, the new cell "
+        "goes after it, or at the beginning when it is not given.",
+    )
+    new_source: Text | None = Field(None, description="The new source for the cell (not needed to delete).")
+    cell_type: CellType | None = Field(None, description="code or markdown: required for insert.")
+    edit_mode: EditMode = Field("replace", description="replace (default), insert or delete.")
+
+    @classmethod
+    def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
+        return mode_violations(data, "give its cell_id (or 'cell-N' for the cell at index N, from 0)")
+
+
+def _run_notebook_edit(ctx: ToolContext, args: NotebookEditArgsCC) -> ToolOutput:
+    return run_notebook_edit(ctx, canonical(NotebookEditArgs, args.model_dump()))
+
+
+NOTEBOOK_EDIT_CC = like(
+    NOTEBOOK_EDIT,
+    name="NotebookEdit",
+    description=(
+        "Replaces the source of one cell of a Jupyter notebook (.ipynb), inserts a new cell after it, or deletes "
+        "it. Read the notebook first in this conversation. cell_id names the cell (Read shows the ids); insert "
+        "needs cell_type. The rest of the notebook is kept as it was."
+    ),
+    arguments=NotebookEditArgsCC,
+    run=_run_notebook_edit,
+    example=Example(
+        {"notebook_path": "analysis.ipynb", "cell_id": "5f3d9a40", "new_source": "print('hello')"},
+        setup=(("Read", {"file_path": "analysis.ipynb"}),),
+    ),
+    stands_for=itself("notebook_edit"),
+)
+
+TOOLS: tuple[Tool[Any], ...] = (READ_CC, WRITE_CC, EDIT_CC, MULTI_EDIT_CC, GLOB_CC, GREP_CC, LS, NOTEBOOK_EDIT_CC)

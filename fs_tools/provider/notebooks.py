@@ -1,0 +1,240 @@
+"""Jupyter notebooks as content facts (SPEC §18): which files are notebooks (by their content: a JSON
+object with ``nbformat`` 4 and a ``cells`` list, whatever the name), their cells, and the bytes of a
+changed notebook in the layout it was read in — so that every cell an edit does not touch stays
+byte-identical. Pure: bytes in, bytes out.
+
+The layout is found, not assumed: the file's indent, line ending, final newline and escaping are read
+from its bytes, and the document dumped with them must give the file back exactly. When it does not (a
+writer fs-tools does not reproduce: other separators, numbers spelled differently), a change is written
+in nbformat's own layout (indent 1, sorted keys, UTF-8 unescaped, a final newline) and the result says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any
+
+from fs_tools.errors import NotText
+from fs_tools.provider.content import BOM
+
+NOTEBOOK_MAX_BYTES = 64 << 20  # the largest notebook read whole to show or change its cells
+CELL_TYPES = ("code", "markdown", "raw")
+_CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+_START = re.compile(rb'\A(?:\xef\xbb\xbf)?[ \t\r\n]*\{[ \t\r\n]*"(?:cells|metadata|nbformat|nbformat_minor)"')
+NOTEBOOK_HEAD = 64  # bytes enough to tell whether a file may be a notebook
+
+
+def may_be_notebook(head: bytes) -> bool | None:
+    """Whether a file's first bytes (``NOTEBOOK_HEAD`` of them, or the whole of a shorter file) could begin a
+    notebook: a JSON object whose first key is one a notebook has at its top. None: too few bytes to say."""
+    if _START.match(head):
+        return True
+    if len(head) >= NOTEBOOK_HEAD or not head.removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"{"):
+        return False
+    return None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a notebook's JSON is spelled: what ``json.dumps`` needs to give the same bytes back."""
+
+    indent: int | str | None
+    ensure_ascii: bool
+    newline: str
+    final_newline: bool
+    bom: bool
+    sort_keys: bool = False  # False: keys in the order the file has them
+
+    def dump(self, document: dict[str, Any]) -> bytes:
+        try:
+            body = self._text(document, self.ensure_ascii).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate escaped in the file ("\ud800"): keep it escaped
+            body = self._text(document, True).encode("utf-8")
+        if self.newline != "\n":
+            body = body.replace(b"\n", self.newline.encode())
+        if self.final_newline:
+            body += self.newline.encode()
+        return BOM + body if self.bom else body
+
+    def _text(self, document: dict[str, Any], ensure_ascii: bool) -> str:
+        return json.dumps(
+            document, indent=self.indent, ensure_ascii=ensure_ascii, separators=_SEPARATORS, sort_keys=self.sort_keys
+        )
+
+
+_SEPARATORS = (",", ": ")
+STANDARD = Layout(indent=1, ensure_ascii=False, newline="\n", final_newline=True, bom=False, sort_keys=True)
+
+
+@dataclass
+class Notebook:
+    """A parsed notebook: the whole document (cells changed in place), the layout it was read in, and
+    whether that layout gives the file back byte for byte (``exact``)."""
+
+    document: dict[str, Any]
+    layout: Layout
+    exact: bool
+
+    @property
+    def cells(self) -> list[dict[str, Any]]:
+        cells: list[dict[str, Any]] = self.document["cells"]
+        return cells
+
+    @property
+    def version(self) -> str:
+        return f"{self.document['nbformat']}.{self.document.get('nbformat_minor', 0)}"
+
+    @property
+    def has_ids(self) -> bool:
+        """Cells carry ids from nbformat 4.5 on."""
+        minor = self.document.get("nbformat_minor", 0)
+        return int(self.document["nbformat"]) > 4 or (isinstance(minor, int) and minor >= 5)
+
+    @property
+    def language(self) -> str | None:
+        metadata = self.document.get("metadata")
+        for holder, key in (("kernelspec", "display_name"), ("language_info", "name"), ("kernelspec", "language")):
+            value = metadata.get(holder, {}).get(key) if isinstance(metadata, dict) else None
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    def dump(self) -> bytes:
+        return self.layout.dump(self.document)
+
+    def new_cell(self, cell_type: str, source: str) -> dict[str, Any]:
+        """A cell as nbformat makes one (keys in its order; an id when the notebook's cells have ids)."""
+        cell: dict[str, Any] = {"cell_type": cell_type}
+        if cell_type == "code":
+            cell["execution_count"] = None
+        if self.has_ids:
+            cell["id"] = self._new_id()
+        cell["metadata"] = {}
+        if cell_type == "code":
+            cell["outputs"] = []
+        cell["source"] = split_source(source)
+        return cell
+
+    def _new_id(self) -> str:
+        taken = {cell.get("id") for cell in self.cells}
+        while True:
+            candidate = uuid.uuid4().hex[:8]  # nbformat's own: 8 hex digits of a random UUID
+            if candidate not in taken:
+                return candidate
+
+
+def parse_notebook(data: bytes) -> Notebook | None:
+    """The notebook ``data`` holds, or None when it is not a notebook of nbformat 4 or later."""
+    if len(data) > NOTEBOOK_MAX_BYTES or not may_be_notebook(data[:NOTEBOOK_HEAD]) or b'"nbformat"' not in data:
+        return None
+    bom = data.startswith(BOM)
+    try:
+        document = json.loads(data[len(BOM) :] if bom else data)
+    except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is a ValueError), or nested absurdly deep
+        return None
+    if not _is_notebook(document):
+        return None
+    layout = _layout_of(data, bom)
+    exact = layout.dump(document) == data
+    if not exact and not layout.ensure_ascii:
+        escaped = replace(layout, ensure_ascii=True)
+        if escaped.dump(document) == data:
+            layout, exact = escaped, True
+    return Notebook(document, layout if exact else replace(STANDARD, bom=bom), exact)
+
+
+def notebook_or_refuse(data: bytes, display: str) -> Notebook:
+    """The notebook ``data`` holds; ``FS_NOT_TEXT`` saying why when it is none."""
+    notebook = parse_notebook(data)
+    if notebook is not None:
+        return notebook
+    if len(data) > NOTEBOOK_MAX_BYTES:
+        why = f"it is {len(data):,} bytes, more than the {NOTEBOOK_MAX_BYTES:,} bytes fs-tools reads as a notebook"
+    elif not data.removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"{"):
+        why = "it is not JSON"
+    else:
+        why = _why_not(data)
+    raise NotText(
+        f"{display!r} is not a Jupyter notebook fs-tools can change: {why}",
+        details={"reason": "notebook", "family": "not-notebook", "appears": "not a notebook"},
+    )
+
+
+def _why_not(data: bytes) -> str:
+    try:
+        document = json.loads(data.removeprefix(BOM))
+    except ValueError as exc:
+        where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        return f"its JSON does not parse{where}"
+    except RecursionError:
+        return "its JSON is nested too deeply"
+    if isinstance(document, dict) and isinstance(document.get("nbformat"), int) and document["nbformat"] < 4:
+        return f"it is nbformat {document['nbformat']}; fs-tools changes nbformat 4 notebooks"
+    return "it has no nbformat 4 'cells' list"
+
+
+def _is_notebook(document: object) -> bool:
+    if not isinstance(document, dict):
+        return False
+    nbformat, cells = document.get("nbformat"), document.get("cells")
+    if not isinstance(nbformat, int) or isinstance(nbformat, bool) or nbformat < 4 or not isinstance(cells, list):
+        return False
+    return all(isinstance(cell, dict) and cell.get("cell_type") in CELL_TYPES for cell in cells)
+
+
+def _layout_of(data: bytes, bom: bool) -> Layout:
+    newline = "\r\n" if b"\r\n" in data[:4096] else "\n"
+    body = data[len(BOM) :] if bom else data
+    final = body.endswith(newline.encode())
+    indent: int | str | None = None
+    first = body.find(b"\n")
+    if first >= 0:
+        line = body[first + 1 : body.find(b"\n", first + 1) if body.find(b"\n", first + 1) >= 0 else len(body)]
+        blank = line[: len(line) - len(line.lstrip(b" \t"))]
+        if blank.startswith(b"\t"):
+            indent = "\t" * len(blank)
+        elif blank:
+            indent = len(blank)
+    return Layout(indent=indent, ensure_ascii=False, newline=newline, final_newline=final, bom=bom)
+
+
+def source_of(cell: dict[str, Any]) -> str:
+    """A cell's source as one string (nbformat keeps it as a list of lines or as one string)."""
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        return "".join(part for part in source if isinstance(part, str))
+    return source if isinstance(source, str) else ""
+
+
+def split_source(text: str) -> list[str]:
+    """Source as nbformat writes it: lines, each keeping its line ending."""
+    return text.splitlines(keepends=True)
+
+
+def set_source(cell: dict[str, Any], text: str) -> None:
+    """Give ``cell`` new source, in the form (a list of lines, or one string) it had."""
+    cell["source"] = text if isinstance(cell.get("source"), str) else split_source(text)
+
+
+def change_type(cell: dict[str, Any], cell_type: str) -> None:
+    """Make ``cell`` a cell of another type, with the keys nbformat allows for it (a code cell has
+    outputs and an execution count; markdown and raw cells have neither, and only they attachments)."""
+    if cell.get("cell_type") == cell_type:
+        return
+    cell["cell_type"] = cell_type
+    if cell_type == "code":
+        cell.pop("attachments", None)
+        cell["execution_count"] = None
+        cell["outputs"] = []
+    else:
+        cell.pop("execution_count", None)
+        cell.pop("outputs", None)
+
+
+def valid_cell_id(value: str) -> bool:
+    return _CELL_ID.fullmatch(value) is not None

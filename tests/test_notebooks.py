@@ -1,0 +1,385 @@
+"""Jupyter notebooks (SPEC §18): read shows cells with index, type, id and source, outputs summarised;
+notebook_edit replaces, inserts or deletes one cell, gated like edit, every untouched byte kept in the
+layout the file was in (nbformat's own layout checked with nbformat itself)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from fs_tools import Session, Workspace
+
+
+def cell(kind: str, source: Any, cell_id: str | None = None, **more: Any) -> dict[str, Any]:
+    made: dict[str, Any] = {"cell_type": kind, "metadata": {}, "source": source}
+    if cell_id is not None:
+        made["id"] = cell_id
+    if kind == "code":
+        made.setdefault("execution_count", None)
+        made.setdefault("outputs", [])
+    made.update(more)
+    return made
+
+
+def notebook(cells: list[dict[str, Any]], minor: int = 5) -> dict[str, Any]:
+    kernel = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    return {"cells": cells, "metadata": {"kernelspec": kernel}, "nbformat": 4, "nbformat_minor": minor}
+
+
+def jupyter_bytes(document: dict[str, Any]) -> bytes:
+    """The bytes Jupyter writes for ``document``: nbformat's own writer."""
+    node = nbformat.from_dict(document)
+    return (nbformat.writes(node) + "\n").encode("utf-8")
+
+
+SAMPLE = notebook(
+    [
+        cell("markdown", ["# Title\n", "Some text"], "intro"),
+        cell(
+            "code",
+            ["import math\n", "print(math.pi)"],
+            "calc",
+            execution_count=3,
+            outputs=[
+                {"name": "stdout", "output_type": "stream", "text": ["3.14159\n"]},
+                {
+                    "data": {"image/png": "iVBORw0KGgo=", "text/plain": ["<Figure>"]},
+                    "execution_count": 3,
+                    "metadata": {},
+                    "output_type": "execute_result",
+                },
+                {
+                    "ename": "ZeroDivisionError",
+                    "evalue": "division by zero",
+                    "output_type": "error",
+                    "traceback": ["\x1b[31mTraceback\x1b[0m"],
+                },
+            ],
+        ),
+        cell("code", "x = 'é'", "last"),
+    ]
+)
+
+
+@pytest.fixture
+def nb(root: Path) -> Path:
+    path = root / "analysis.ipynb"
+    path.write_bytes(jupyter_bytes(SAMPLE))
+    return path
+
+
+def edit(session: Session, **arguments: Any) -> Any:
+    return session.call("notebook_edit", {"notebook_path": "analysis.ipynb", **arguments})
+
+
+def reread(path: Path) -> dict[str, Any]:
+    node = nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
+    nbformat.validate(node)  # the schema nbformat itself checks
+    loaded: dict[str, Any] = json.loads(path.read_bytes())
+    return loaded
+
+
+# --- read ----------------------------------------------------------------------------------------------
+
+
+def test_read_shows_cells_with_index_type_id_and_source_and_summarises_outputs(nb: Path, session: Session) -> None:
+    result = session.call("read", {"file_path": "analysis.ipynb"})
+    assert not result.is_error, result.text
+    assert result.text.startswith("'analysis.ipynb': Jupyter notebook, 3 cells (nbformat 4.5, Python 3)\n\n")
+    assert '--- cell 0, markdown, id "intro" ---\n# Title\nSome text\n\n' in result.text
+    assert '--- cell 1, code, id "calc", execution count 3 ---\nimport math\nprint(math.pi)\n' in result.text
+    assert "[output 1: stdout]\n3.14159\n" in result.text
+    assert "[output 2: execute_result, image/png (12 bytes), text/plain (8 bytes)]\n<Figure>" in result.text
+    assert "[output 3: error ZeroDivisionError: division by zero]" in result.text
+    assert "\x1b" not in result.text and "Traceback" not in result.text
+    assert result.text.endswith("--- cell 2, code, id \"last\" ---\nx = 'é'")
+    value = result.value
+    assert (value["kind"], value["cell_count"], value["cells_shown"]) == ("notebook", 3, [0, 1, 2])
+    assert value["version"] is not None and value["next_offset"] is None
+
+
+def test_the_kind_is_decided_by_content_not_the_name(root: Path, session: Session) -> None:
+    (root / "data.json").write_bytes(jupyter_bytes(SAMPLE))
+    (root / "fake.ipynb").write_text("just text\n")
+    (root / "config.json").write_text('{"cells": [1, 2], "nbformat": 4}\n')  # cells that are not cells
+    (root / "deep.ipynb").write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + ', "nbformat": 4}')
+    assert session.call("read", {"file_path": "data.json"}).value["kind"] == "notebook"
+    for name in ("fake.ipynb", "config.json", "deep.ipynb"):
+        result = session.call("read", {"file_path": name})
+        assert not result.is_error and result.value["kind"] == "text", (name, result.text[:200])
+
+
+def test_a_long_notebook_is_read_by_cells_with_offset_and_limit(root: Path, session: Session) -> None:
+    (root / "analysis.ipynb").write_bytes(
+        jupyter_bytes(notebook([cell("code", f"x = {n}", f"c{n}") for n in range(6)]))
+    )
+    first = session.call("read", {"file_path": "analysis.ipynb", "limit": 2})
+    assert first.value["cells_shown"] == [0, 1] and first.value["next_offset"] == 3
+    assert first.text.endswith(
+        "[showing cells 0–1 of 6 (indexes from 0; limit 2); continue with offset=3 (it counts cells from 1 in a "
+        "notebook)]"
+    )
+    rest = session.call("read", {"file_path": "analysis.ipynb", "offset": 3})
+    assert rest.value["cells_shown"] == [2, 3, 4, 5] and '--- cell 2, code, id "c2" ---\nx = 2' in rest.text
+    past = session.call("read", {"file_path": "analysis.ipynb", "offset": 9})
+    assert past.error is not None and past.error.code == "FS_NOT_FOUND"
+    assert "a notebook of 6 cell(s)" in past.text and "between 1 and 6" in past.text
+
+
+def test_outputs_and_cells_are_cut_within_the_output_cap(root: Path, session: Session) -> None:
+    noisy = [{"name": "stdout", "output_type": "stream", "text": [f"line {n}\n" for n in range(500)]}]
+    cells = [cell("code", "print(...)", "noisy", outputs=noisy), cell("code", "y = 1\n" * 20_000, "huge")]
+    (root / "analysis.ipynb").write_bytes(jupyter_bytes(notebook(cells)))
+    result = session.call("read", {"file_path": "analysis.ipynb"})
+    assert "line 19\n[… output cut: 500 lines" in result.text and "line 20\n" not in result.text
+    assert result.value["cells_shown"] == [0] and result.value["next_offset"] == 2
+    alone = session.call("read", {"file_path": "analysis.ipynb", "offset": 2})
+    assert "[… the rest of this cell is cut]" in alone.text
+    assert len(alone.text.encode()) < 52 * 1024
+
+
+def test_pages_on_a_notebook_is_refused(nb: Path, session: Session) -> None:
+    result = session.call("read", {"file_path": "analysis.ipynb", "pages": "1"})
+    assert result.error is not None and result.error.code == "INVALID_ARGS" and "only a PDF has pages" in result.text
+
+
+# --- notebook_edit: the three modes ---------------------------------------------------------------------
+
+
+def test_replace_changes_only_that_cell_and_keeps_nbformats_layout(nb: Path, session: Session) -> None:
+    before = nb.read_bytes()
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = edit(session, cell_id="last", new_source="x = 'ü'\ny = 2")
+    assert not result.is_error, result.text
+    assert result.text == "Replaced the source of cell 2 (code, id \"last\") in 'analysis.ipynb'."
+    assert result.value["layout_kept"] is True and result.value["cells"] == 3
+    after = nb.read_bytes()
+    assert after == jupyter_bytes(reread(nb))  # exactly what Jupyter itself would write
+    expected = json.loads(before)
+    expected["cells"][2]["source"] = ["x = 'ü'\n", "y = 2"]
+    assert json.loads(after) == expected
+    assert after.replace('"x = \'ü\'\\n",\n    "y = 2"'.encode(), "\"x = 'é'\"".encode()) == before
+
+
+def test_replace_by_index_keeps_outputs_and_says_so(nb: Path, session: Session) -> None:
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = edit(session, cell=1, new_source="print(math.e)")
+    assert "Its outputs are still those of the old source" in result.text
+    changed = reread(nb)["cells"][1]
+    assert changed["source"] == ["print(math.e)"] and len(changed["outputs"]) == 3
+    assert result.value["version"] == session.call("stat", {"path": "analysis.ipynb"}).value["version"]
+
+
+def test_insert_goes_after_the_named_cell_or_at_the_top_with_a_fresh_id(nb: Path, session: Session) -> None:
+    session.call("read", {"file_path": "analysis.ipynb"})
+    after = edit(session, edit_mode="insert", cell_id="intro", cell_type="markdown", new_source="## Part 1\n")
+    assert not after.is_error, after.text
+    assert after.text.startswith('Inserted cell 1 (markdown, id "')
+    assert after.text.endswith("after cell 0 in 'analysis.ipynb'; it has 4 cell(s) now.")
+    top = edit(session, edit_mode="insert", cell_type="code", new_source="import os")
+    assert top.value["cell"] == 0 and "at the top" in top.text
+    cells = reread(nb)["cells"]
+    assert [c.get("id") for c in cells][1:] == ["intro", after.value["cell_id"], "calc", "last"]
+    for made in (cells[0], cells[2]):
+        assert re.fullmatch(r"[0-9a-f]{8}", made["id"])
+    assert cells[2] == {"cell_type": "markdown", "id": cells[2]["id"], "metadata": {}, "source": ["## Part 1\n"]}
+    assert cells[0]["outputs"] == [] and cells[0]["execution_count"] is None
+    assert nb.read_bytes() == jupyter_bytes(reread(nb))
+
+
+def test_delete_needs_no_source_and_says_the_indexes_moved(nb: Path, session: Session) -> None:
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = edit(session, edit_mode="delete", cell=0)
+    assert result.text == (
+        "Deleted cell 0 (markdown, id \"intro\") from 'analysis.ipynb'; it has 2 cell(s) now, and the cells after "
+        "it moved up one index."
+    )
+    assert [c["id"] for c in reread(nb)["cells"]] == ["calc", "last"]
+
+
+def test_changing_a_cells_type_gives_it_the_keys_its_type_has(nb: Path, session: Session) -> None:
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = edit(session, cell_id="calc", cell_type="markdown", new_source="*math*")
+    assert "(it was a code cell)" in result.text
+    turned = reread(nb)["cells"][1]
+    assert turned == {"cell_type": "markdown", "id": "calc", "metadata": {}, "source": ["*math*"]}
+    back = edit(session, cell_id="calc", cell_type="code", new_source="1 + 1")
+    assert not back.is_error
+    assert reread(nb)["cells"][1]["outputs"] == [] and reread(nb)["cells"][1]["execution_count"] is None
+
+
+# --- the gates ---------------------------------------------------------------------------------------
+
+
+def test_notebook_edit_is_gated_like_edit(nb: Path, session: Session, workspace: Workspace) -> None:
+    before = nb.read_bytes()
+    unseen = edit(session, cell=0, new_source="x")
+    assert unseen.error is not None and unseen.error.code == "FS_NOT_OBSERVED"
+    session.call("read", {"file_path": "analysis.ipynb"})
+    other = workspace.session("other")
+    other.call("read", {"file_path": "analysis.ipynb"})
+    assert not edit(other, cell=0, new_source="# theirs").is_error
+    theirs = nb.read_bytes()
+    stale = edit(session, cell=0, new_source="# mine")
+    assert stale.error is not None and stale.error.code == "FS_STALE_VERSION"
+    assert nb.read_bytes() == theirs != before
+
+
+def test_a_read_only_workspace_refuses_it(nb: Path, root: Path) -> None:
+    with Workspace(root, read_only=True) as ws:
+        s = ws.session("s")
+        s.call("read", {"file_path": "analysis.ipynb"})
+        result = s.call("notebook_edit", {"notebook_path": "analysis.ipynb", "cell": 0, "new_source": "x"})
+    assert result.error is not None and result.error.code == "FS_SANDBOX_DENIED"
+
+
+# --- arguments that name no cell -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"new_source": "x"}, "/cell_id: required to replace a cell: give its id (cell_id) or its index (cell)"),
+        ({"edit_mode": "insert", "new_source": "x"}, "/cell_type: required to insert a cell: code, markdown or raw"),
+        ({"edit_mode": "delete"}, "/cell_id: required to delete a cell"),
+        ({"cell": 0}, "/new_source: required to replace a cell"),
+        ({"cell": 3, "new_source": "x"}, "/cell: 'analysis.ipynb' has 3 cell(s), indexed 0 to 2; got 3"),
+        ({"cell": -1, "new_source": "x"}, "/cell: expected integer >= 0, got -1"),
+        (
+            {"cell_id": "nope", "new_source": "x"},
+            "has no cell with id 'nope'; its cell ids are 'intro', 'calc', 'last'",
+        ),
+        ({"cell_id": "calc", "cell": 0, "new_source": "x"}, "/cell_id: names cell 1, but cell is 0; give only one"),
+        ({"cell": 0, "new_source": "x", "cell_type": "heading"}, "/cell_type:"),
+        ({"cell": 0, "new_source": "x", "edit_mode": "append"}, "/edit_mode:"),
+    ],
+)
+def test_arguments_that_name_no_cell_are_invalid_args(
+    nb: Path, session: Session, arguments: dict[str, Any], message: str
+) -> None:
+    before = nb.read_bytes()
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = edit(session, **arguments)
+    assert result.error is not None and result.error.code == "INVALID_ARGS", result.text
+    assert message in result.text, result.text
+    assert nb.read_bytes() == before
+
+
+def test_old_notebooks_without_ids_are_named_by_index(root: Path, session: Session) -> None:
+    path = root / "analysis.ipynb"
+    path.write_bytes(jupyter_bytes(notebook([cell("code", "a = 1"), cell("code", "b = 2")], minor=4)))
+    session.call("read", {"file_path": "analysis.ipynb"})
+    unknown = edit(session, cell_id="abc", new_source="x")
+    assert "its cells have no ids (nbformat before 4.5)" in unknown.text and "'cell-N'" in unknown.text
+    assert not edit(session, cell_id="cell-1", new_source="b = 3").is_error
+    inserted = edit(session, edit_mode="insert", cell=1, cell_type="raw", new_source="raw text")
+    assert inserted.value["cell_id"] is None
+    document = reread(path)
+    assert [c["source"] for c in document["cells"]] == [["a = 1"], ["b = 3"], ["raw text"]]
+    assert all("id" not in c for c in document["cells"])
+
+
+# --- layouts -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("indent", "newline", "escaped"),
+    [(2, "\n", False), (4, "\r\n", False), ("\t", "\n", True), (1, "\n", True)],
+)
+def test_another_writers_layout_is_kept_byte_for_byte(
+    root: Path, session: Session, indent: Any, newline: str, escaped: bool
+) -> None:
+    document = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"title": "café"}, "cells": SAMPLE["cells"]}
+    text = json.dumps(document, indent=indent, ensure_ascii=escaped)  # keys unsorted, as some editors keep them
+    data = text.replace("\n", newline).encode() + newline.encode()
+    path = root / "analysis.ipynb"
+    path.write_bytes(data)
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = edit(session, cell_id="intro", new_source="# New title")
+    assert result.value["layout_kept"] is True, result.text
+    document["cells"][0] = {**document["cells"][0], "source": ["# New title"]}
+    expected = json.dumps(document, indent=indent, ensure_ascii=escaped).replace("\n", newline) + newline
+    assert path.read_bytes() == expected.encode()
+
+
+def test_a_layout_it_cannot_reproduce_is_written_in_nbformats_and_said(root: Path, session: Session) -> None:
+    path = root / "analysis.ipynb"
+    path.write_text(json.dumps(SAMPLE))  # one line, ", " between items: not a layout fs-tools reproduces
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = edit(session, cell_id="last", new_source="z = 0")
+    assert result.value["layout_kept"] is False
+    assert "written in nbformat's standard layout" in result.text
+    expected = json.loads(json.dumps(SAMPLE))
+    expected["cells"][2]["source"] = "z = 0"  # a source kept as one string stays one string
+    assert path.read_bytes() == (json.dumps(expected, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    reread(path)
+
+
+def test_an_escaped_lone_surrogate_elsewhere_survives_an_edit(root: Path, session: Session) -> None:
+    path = root / "analysis.ipynb"
+    document = notebook([cell("markdown", ["odd \ud800"], "odd"), cell("code", "1", "one")])
+    path.write_bytes((json.dumps(document, indent=1, sort_keys=True, ensure_ascii=True) + "\n").encode())
+    session.call("read", {"file_path": "analysis.ipynb"})
+    assert not edit(session, cell_id="one", new_source="2").is_error
+    assert b'"odd \\ud800"' in path.read_bytes()
+
+
+# --- what is not a notebook ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"just text\n", "it is not JSON"),
+        (b'{"cells": [}', "its JSON does not parse (line 1, column 12)"),
+        (b'{"nbformat": 3, "worksheets": []}', "it is nbformat 3; fs-tools changes nbformat 4 notebooks"),
+        (b'{"nbformat": 4, "metadata": {}}', "it has no nbformat 4 'cells' list"),
+    ],
+)
+def test_notebook_edit_of_a_file_that_is_not_a_notebook_says_why(
+    root: Path, session: Session, content: bytes, why: str
+) -> None:
+    (root / "analysis.ipynb").write_bytes(content)
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = edit(session, cell=0, new_source="x")
+    assert result.error is not None and result.error.code == "FS_NOT_TEXT", result.text
+    assert f"'analysis.ipynb' is not a Jupyter notebook fs-tools can change: {why}" in result.text
+    assert (root / "analysis.ipynb").read_bytes() == content
+
+
+def test_edit_with_text_from_the_cell_view_points_to_notebook_edit(nb: Path, session: Session) -> None:
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = session.call(
+        "edit", {"file_path": "analysis.ipynb", "old_string": "import math\nprint(math.pi)", "new_string": "pass"}
+    )
+    assert result.error is not None and result.error.code == "FS_EDIT_NOT_FOUND"
+    assert "The file is a Jupyter notebook" in result.text and "change a cell with notebook_edit" in result.text
+
+
+def test_placeholders_in_a_code_cell_are_refused(nb: Path, session: Session) -> None:
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = edit(session, cell_id="calc", new_source="import math\n# ... rest of the code\n")
+    assert result.error is not None and result.error.code == "FS_OMISSION_PLACEHOLDER", result.text
+
+
+# --- the claude-code dialect ------------------------------------------------------------------------------
+
+
+def test_claude_codes_notebook_edit_names_cells_by_id(nb: Path, root: Path) -> None:
+    with Workspace(root, dialect="claude-code") as ws:
+        s = ws.session("cc")
+        s.call("Read", {"file_path": str(nb)})
+        missing = s.call("NotebookEdit", {"notebook_path": str(nb), "new_source": "x"})
+        assert "give its cell_id (or 'cell-N'" in missing.text and "(cell)" not in missing.text
+        done = s.call("NotebookEdit", {"notebook_path": str(nb), "cell_id": "cell-2", "new_source": "x = 0"})
+        assert not done.is_error, done.text
+        deleted = s.call("NotebookEdit", {"notebook_path": str(nb), "cell_id": "intro", "edit_mode": "delete"})
+        assert not deleted.is_error, deleted.text
+    assert [c["source"] for c in reread(nb)["cells"]][1] == ["x = 0"]
+    assert os.path.getsize(nb) > 0

@@ -37,9 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", help="a Python >= 3.12 for the peer environment")
     parser.add_argument(
         "--sections",
-        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http,redis",
+        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http,redis,media",
         help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http,"
-        "redis",
+        "redis,media",
     )
     args = parser.parse_args(argv)
     peers = not (args.smoke or args.no_peers)
@@ -99,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.redis import redis_rows
 
         rows += redis_rows(args.smoke)
+    if "media" in sections:
+        from bench.media import media_rows
+
+        rows += media_rows(args.smoke)
     machine = machine_info()
     print(render(rows, machine, time.perf_counter() - started))
     Path(args.json).write_text(

@@ -183,13 +183,19 @@ _NOT_TEXT_STEP = {
     "archive": "it is not text to read or edit: leave it alone, or ask the user what is in it",
     "binary": "it is a program or a database, not text: leave it alone",
     "media": "it is audio or video, not text: leave it alone",
-    "utf16": "fs-tools reads and edits UTF-8 only: ask the user to convert it to UTF-8",
-    "encoding": "fs-tools reads and edits UTF-8 only: ask the user to convert it to UTF-8",
+    "utf16": (
+        "fs-tools reads and edits UTF-8, and UTF-16 and UTF-32 that begin with a BOM; this one has none: ask the "
+        "user to convert it to UTF-8"
+    ),
+    "encoding": "fs-tools reads and edits UTF-8 (and UTF-16 or UTF-32 with a BOM): ask the user to convert it to UTF-8",
 }
 
 
 def _not_text(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     appears, family = details.get("appears"), details.get("family")
+    if family == "encoding" and details.get("encoding"):
+        step = f"{_NOT_TEXT_STEP['encoding']} (for example: iconv -f {details['encoding']} -t UTF-8)"
+        return f"{exc.message}; it appears to be {appears} — {step}"
     if not appears:
         return f"{exc.message} — it is not UTF-8 text: leave it alone, or ask the user what it is"
     return f"{exc.message}; it appears to be {appears} — {_NOT_TEXT_STEP.get(str(family), 'leave it alone')}"

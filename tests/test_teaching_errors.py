@@ -234,10 +234,9 @@ def test_nothing_close_suggests_nothing_and_a_suggestion_never_leaves_the_root(
         (b"\x1f\x8b\x08\0\0\0\0\0", "gzip-compressed data", "leave it alone"),
         (b"\x7fELF\x02\x01\x01\0", "an ELF executable", "leave it alone"),
         (b"SQLite format 3\0\x10\0", "an SQLite database", "leave it alone"),
-        ("hello\n".encode("utf-16"), "UTF-16 text (little-endian, with a BOM)", "convert it to UTF-8"),
-        ("hello world\n".encode("utf-16-le"), "UTF-16 text (little-endian, without a BOM)", "convert it to UTF-8"),
-        ("hello\n".encode("utf-32"), "UTF-32 text", "convert it to UTF-8"),
-        ("café au lait\n".encode("latin-1"), "text in another encoding", "convert it to UTF-8"),
+        ("hello world\n".encode("utf-16-le"), "UTF-16 text (little-endian, without a BOM)", "begin with a BOM"),
+        ("café au lait\n".encode("latin-1"), "text in a single-byte Western encoding", "iconv -f WINDOWS-1252"),
+        ("日本語のテキストです。ファイルを読みます。\n".encode("shift_jis"), "text in Shift_JIS", "iconv -f CP932"),
     ],
 )
 def test_a_file_that_is_not_text_is_named_with_the_next_step(

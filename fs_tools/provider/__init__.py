@@ -2,7 +2,17 @@
 ``Provider`` protocol, ``FileProvider`` (the real one) and the values they hand out."""
 
 from fs_tools.provider.cache import VersionCache
-from fs_tools.provider.content import TextDecoder, TextFile, changed_span, count_lines, decode_text, version_of
+from fs_tools.provider.content import (
+    ENCODING_NAMES,
+    TextDecoder,
+    TextFile,
+    as_text,
+    as_utf8,
+    changed_span,
+    count_lines,
+    decode_text,
+    version_of,
+)
 from fs_tools.provider.face import (
     CancelToken,
     Enter,
@@ -50,6 +60,7 @@ __all__ = [
     "DEFAULT_IMAGE_PIXELS",
     "DEFAULT_LOCK_SECONDS",
     "DIRECTORY",
+    "ENCODING_NAMES",
     "FILE",
     "IMAGE_FORMATS",
     "MAX_SOURCE_BYTES",
@@ -77,6 +88,8 @@ __all__ = [
     "TextFile",
     "VersionCache",
     "Walk",
+    "as_text",
+    "as_utf8",
     "change_type",
     "changed_span",
     "count_lines",

@@ -17,31 +17,64 @@ def version_of(data: bytes) -> str:
     return xxhash.xxh3_128_hexdigest(data)
 
 
+# The encodings text files are read and edited in: UTF-8 (with or without a BOM), and UTF-16 and UTF-32
+# with a BOM, written back in the encoding they were read in. Longest BOM first: UTF-32 LE's begins
+# as UTF-16 LE's does (a UTF-16 file starting with U+0000 would be refused for its NUL anyway).
+WIDE_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_BOM_OF = {encoding: bom for bom, encoding in WIDE_BOMS} | {"utf-8": BOM}
+ENCODING_NAMES = {
+    "utf-8": "UTF-8",
+    "utf-16-le": "UTF-16 (little-endian)",
+    "utf-16-be": "UTF-16 (big-endian)",
+    "utf-32-le": "UTF-32 (little-endian)",
+    "utf-32-be": "UTF-32 (big-endian)",
+}
+
+
+def wide_encoding(head: bytes) -> str | None:
+    """The UTF-16 or UTF-32 encoding a file's BOM announces (``head``: at least its first 4 bytes, or
+    all of a shorter file), or None."""
+    for bom, encoding in WIDE_BOMS:
+        if head.startswith(bom):
+            return encoding
+    return None
+
+
 @dataclass(frozen=True)
 class TextFile:
-    """A decoded text file: ``text`` excludes the BOM; ``newline`` is its dominant line ending."""
+    """A decoded text file: ``text`` excludes the BOM; ``newline`` is its dominant line ending; ``encoding``
+    the one it is written back in (UTF-16 and UTF-32 always with their BOM)."""
 
     text: str
     bom: bool
     newline: str
+    encoding: str = "utf-8"
 
     def encode(self, text: str | None = None) -> bytes:
-        body = (self.text if text is None else text).encode("utf-8")
-        return BOM + body if self.bom else body
+        body = (self.text if text is None else text).encode(self.encoding)
+        return _BOM_OF[self.encoding] + body if self.bom else body
 
 
 class TextDecoder:
-    """Strict incremental UTF-8 that also refuses NUL bytes; the first problem becomes ``problem``
-    (``FS_NOT_TEXT`` naming the byte offset), after which input is only counted. A leading BOM is
-    dropped from the text and remembered in ``bom``."""
+    """Strict incremental decoding of UTF-8 — or of UTF-16 or UTF-32, when the file begins with their
+    BOM — that also refuses NUL characters; the first problem becomes ``problem`` (``FS_NOT_TEXT``
+    naming the byte offset), after which input is only counted. A leading BOM is dropped from the text
+    and remembered in ``bom``; ``encoding`` is the one decided on the first 4 bytes."""
 
     def __init__(self, display: str) -> None:
         self.display = display
         self.bom = False
+        self.encoding: str | None = None  # decided on the first 4 bytes (or all of a shorter file)
         self.problem: NotText | None = None
-        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._decoder: codecs.IncrementalDecoder = codecs.getincrementaldecoder("utf-8")("strict")
         self._consumed = 0
         self._started = False
+        self._pending = b""  # the first bytes, until there are enough to tell the encoding
         self._head = b""  # the file's first bytes, to say what a file that is not text appears to be
 
     def decode(self, chunk: bytes, final: bool = False) -> str:
@@ -49,6 +82,19 @@ class TextDecoder:
             return ""
         if len(self._head) < _SNIFF_BYTES:
             self._head += chunk[: _SNIFF_BYTES - len(self._head)]
+        if self.encoding is None:
+            self._pending += chunk
+            if len(self._pending) < 4 and not final:
+                return ""
+            chunk, self._pending = self._pending, b""
+            self.encoding = wide_encoding(chunk) or "utf-8"
+            if self.encoding != "utf-8":
+                self.bom = True
+                skip = len(_BOM_OF[self.encoding])
+                self._decoder = codecs.getincrementaldecoder(self.encoding)("strict")
+                chunk, self._consumed = chunk[skip:], skip
+        if self.encoding != "utf-8":
+            return self._decode_wide(chunk, final)
         nul = chunk.find(b"\0")
         head = chunk if nul < 0 else chunk[:nul]
         buffered = len(self._decoder.getstate()[0])
@@ -59,7 +105,7 @@ class TextDecoder:
             self.problem = NotText(
                 f"{self.display!r} is not valid UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {offset} "
                 "cannot be decoded",
-                details={"offset": offset, "reason": "utf8", **appears(self._head, nul=False)},
+                details={"offset": offset, "reason": "utf8", **appears(self._head, nul=False, around=_around(exc))},
             )
             self.problem.__cause__ = exc
             return ""
@@ -78,8 +124,45 @@ class TextDecoder:
                 text = text[1:]
         return text
 
+    def _decode_wide(self, chunk: bytes, final: bool) -> str:
+        assert self.encoding is not None
+        name = ENCODING_NAMES[self.encoding]
+        buffered = len(self._decoder.getstate()[0])
+        try:
+            text = self._decoder.decode(chunk, final)
+        except UnicodeDecodeError as exc:
+            offset = self._consumed - buffered + exc.start
+            what = (
+                "it ends in the middle of a character"
+                if exc.end >= len(exc.object) and final
+                else (f"the bytes at offset {offset} cannot be decoded ({exc.reason})")
+            )
+            self.problem = NotText(
+                f"{self.display!r} begins with a {name} BOM but is not valid {name}: {what}",
+                details={"offset": offset, "reason": "encoding", "encoding": self.encoding},
+            )
+            self.problem.__cause__ = exc
+            return ""
+        nul = text.find("\0")
+        if nul >= 0:
+            offset = self._consumed - buffered + len(text[:nul].encode(self.encoding))
+            self.problem = NotText(
+                f"{self.display!r} looks binary: it contains a NUL character at offset {offset} (read as {name})",
+                details={"offset": offset, "reason": "nul", "encoding": self.encoding},
+            )
+            return ""
+        self._consumed += len(chunk)
+        return text
+
 
 _SNIFF_BYTES = 512
+
+
+def _around(exc: UnicodeDecodeError) -> bytes:
+    """The bytes about where UTF-8 decoding failed: what the encoding is guessed from, with the head."""
+    return bytes(exc.object[max(0, exc.start - 2048) : exc.start + 2048])
+
+
 # (offset, signature, what the file appears to be, its family)
 _SIGNATURES: list[tuple[int, bytes, str, str]] = [
     (0, b"\x89PNG\r\n\x1a\n", "a PNG image", "image"),
@@ -118,9 +201,10 @@ _UTF_BOMS = [
 ]
 
 
-def appears(head: bytes, *, nul: bool) -> dict[str, str]:
-    """What a file that is not UTF-8 text appears to be, from its first bytes: ``appears`` (in words)
-    and ``family`` (image, document, archive, binary, media, utf16, encoding); {} when unknown."""
+def appears(head: bytes, *, nul: bool, around: bytes = b"") -> dict[str, str]:
+    """What a file that is not UTF-8 text appears to be, from its first bytes (and ``around``, the bytes
+    about where decoding failed): ``appears`` (in words) and ``family`` (image, document, archive,
+    binary, media, utf16, encoding; with ``encoding``, iconv's name for it); {} when unknown."""
     for bom, words in _UTF_BOMS:
         if head.startswith(bom):
             return {"appears": words, "family": "utf16"}
@@ -139,6 +223,10 @@ def appears(head: bytes, *, nul: bool) -> dict[str, str]:
         if even.count(0) >= len(even) * 0.9 and odd.count(0) < len(odd) * 0.1:
             return {"appears": "UTF-16 text (big-endian, without a BOM)", "family": "utf16"}
     if not nul and sample:
+        guessed = guess_encoding(head + around)
+        if guessed is not None:
+            words, iconv = guessed
+            return {"appears": f"text in {words}, not UTF-8", "family": "encoding", "encoding": iconv}
         printable = sum(1 for b in sample if 32 <= b < 127 or b in (9, 10, 13))
         if printable >= len(sample) * 0.8:
             return {
@@ -148,13 +236,77 @@ def appears(head: bytes, *, nul: bool) -> dict[str, str]:
     return {}
 
 
+# charset-normalizer's codec names -> (how the text names the encoding, iconv's name for it)
+_WESTERN = ("a single-byte Western encoding such as Windows-1252 or Latin-1", "WINDOWS-1252")
+_ENCODINGS = {
+    "cp932": ("Shift_JIS (Japanese)", "CP932"),
+    "shift_jis": ("Shift_JIS (Japanese)", "SHIFT_JIS"),
+    "euc_jp": ("EUC-JP (Japanese)", "EUC-JP"),
+    "gb18030": ("GB18030 / GBK (Chinese)", "GB18030"),
+    "gb2312": ("GB18030 / GBK (Chinese)", "GB18030"),
+    "gbk": ("GB18030 / GBK (Chinese)", "GB18030"),
+    "big5": ("Big5 (traditional Chinese)", "BIG5"),
+    "cp949": ("EUC-KR (Korean)", "CP949"),
+    "euc_kr": ("EUC-KR (Korean)", "EUC-KR"),
+    "cp1251": ("Windows-1251 (Cyrillic)", "WINDOWS-1251"),
+    "koi8_r": ("KOI8-R (Cyrillic)", "KOI8-R"),
+    "koi8_u": ("KOI8-U (Cyrillic)", "KOI8-U"),
+    "cp1253": ("Windows-1253 (Greek)", "WINDOWS-1253"),
+    "cp1255": ("Windows-1255 (Hebrew)", "WINDOWS-1255"),
+    "cp1256": ("Windows-1256 (Arabic)", "WINDOWS-1256"),
+    "cp874": ("Windows-874 (Thai)", "WINDOWS-874"),
+    "tis_620": ("TIS-620 (Thai)", "TIS-620"),
+}
+_EVIDENCE = 16  # bytes over 0x7f a guess needs (charset-normalizer took 'café' in ASCII code for Urdu)
+_CP1252_LETTERS = frozenset(b"\x80\x8a\x8c\x8e\x91\x92\x93\x94\x96\x97\x9a\x9c\x9e\x9f")
+_LATIN = {
+    *("cp1250", "cp1252", "cp1254", "cp1257", "cp850", "latin_1", "mac_roman", "mac_latin2", "mac_iceland"),
+    *("iso8859_2", "iso8859_3", "iso8859_4", "iso8859_9", "iso8859_10", "iso8859_13", "iso8859_14", "iso8859_15"),
+    "iso8859_16",
+}
+
+
+def guess_encoding(sample: bytes) -> tuple[str, str] | None:
+    """The encoding ``sample`` (bytes that are not UTF-8) appears to be in, as (words, iconv's name), by
+    charset-normalizer's best guess; None when it has none, or one outside the common encodings named
+    here. Single-byte Latin guesses are named as one family: among them the guess is a coin toss
+    (cp1250 or mac_latin2 for French text)."""
+    high = sum(1 for byte in sample if byte >= 0x80)
+    if high < _EVIDENCE:  # a few accented letters: any guess is a coin toss, but most such files are Western
+        latin = all(byte >= 0xA0 or byte in _CP1252_LETTERS for byte in sample if byte >= 0x80)
+        return _WESTERN if high and latin else None
+    from charset_normalizer import from_bytes  # only on the error path: a file that is not UTF-8
+
+    best = from_bytes(sample).best()
+    if best is None or best.encoding in ("ascii", "utf_8", "utf_16", "utf_32"):
+        return None
+    if best.encoding in _LATIN:
+        return _WESTERN
+    return _ENCODINGS.get(best.encoding)  # a rarer guess is more often wrong than right: not named
+
+
+def as_text(data: bytes, errors: str = "replace") -> str:
+    """A file's bytes as text, without validating them: UTF-16 or UTF-32 by their BOM (dropped), else
+    UTF-8; undecodable bytes handled by ``errors`` (for a wide encoding: strict, or replaced)."""
+    wide = wide_encoding(data[:4])
+    if wide is None:
+        return data.decode("utf-8", errors)
+    return data[len(_BOM_OF[wide]) :].decode(wide, "strict" if errors == "strict" else "replace")
+
+
+def as_utf8(data: bytes) -> bytes:
+    """A file's bytes as UTF-8 (a UTF-16 or UTF-32 file transcoded, its BOM dropped; others as they are):
+    for what looks at bytes line by line."""
+    return data if wide_encoding(data[:4]) is None else as_text(data).encode("utf-8", "surrogatepass")
+
+
 def decode_text(data: bytes, display: str) -> TextFile:
     """Decode a whole file strictly; binary or undecodable content is ``FS_NOT_TEXT`` with the reason."""
     decoder = TextDecoder(display)
     text = decoder.decode(data, final=True)
     if decoder.problem is not None:
         raise decoder.problem
-    return TextFile(text=text, bom=decoder.bom, newline=dominant_newline(text))
+    return TextFile(text=text, bom=decoder.bom, newline=dominant_newline(text), encoding=decoder.encoding or "utf-8")
 
 
 def dominant_newline(text: str) -> str:
@@ -186,6 +338,7 @@ def changed_lines(old: bytes, new: bytes) -> LineChange | None:
     """The span of lines that differs, by common prefix and suffix: linear and cheap."""
     if old == new:
         return None
+    old, new = as_utf8(old), as_utf8(new)  # lines of a UTF-16 or UTF-32 file are not split at 0x0a bytes
     a = old.split(b"\n")
     b = new.split(b"\n")
     prefix = 0

@@ -71,14 +71,31 @@ _SEPARATORS = (",", ": ")
 STANDARD = Layout(indent=1, ensure_ascii=False, newline="\n", final_newline=True, bom=False, sort_keys=True)
 
 
-@dataclass
 class Notebook:
-    """A parsed notebook: the whole document (cells changed in place), the layout it was read in, and
-    whether that layout gives the file back byte for byte (``exact``)."""
+    """A parsed notebook: the whole document (cells changed in place), and — worked out only when it is
+    written back — the layout it was read in and whether that gives the file back byte for byte
+    (``exact``; dumping a document with an indent is pure Python, ~20 ms for 100 KB, so a read never pays it)."""
 
-    document: dict[str, Any]
-    layout: Layout
-    exact: bool
+    def __init__(self, document: dict[str, Any], data: bytes) -> None:
+        self.document = document
+        self._data: bytes | None = data
+        self._layout: tuple[Layout, bool] | None = None
+
+    @property
+    def layout(self) -> Layout:
+        return self._settled()[0]
+
+    @property
+    def exact(self) -> bool:
+        return self._settled()[1]
+
+    def _settled(self) -> tuple[Layout, bool]:
+        """The layout, found on the document as read: call before changing it."""
+        if self._layout is None:
+            assert self._data is not None
+            self._layout = _found_layout(self.document, self._data)
+            self._data = None
+        return self._layout
 
     @property
     def cells(self) -> list[dict[str, Any]]:
@@ -132,20 +149,26 @@ def parse_notebook(data: bytes) -> Notebook | None:
     """The notebook ``data`` holds, or None when it is not a notebook of nbformat 4 or later."""
     if len(data) > NOTEBOOK_MAX_BYTES or not may_be_notebook(data[:NOTEBOOK_HEAD]) or b'"nbformat"' not in data:
         return None
-    bom = data.startswith(BOM)
     try:
-        document = json.loads(data[len(BOM) :] if bom else data)
+        document = json.loads(data.removeprefix(BOM))
     except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is a ValueError), or nested absurdly deep
         return None
     if not _is_notebook(document):
         return None
+    return Notebook(document, data)
+
+
+def _found_layout(document: dict[str, Any], data: bytes) -> tuple[Layout, bool]:
+    """The layout ``data`` (``document``'s bytes) is in, and whether it gives them back exactly; when it
+    does not, nbformat's own."""
+    bom = data.startswith(BOM)
     layout = _layout_of(data, bom)
-    exact = layout.dump(document) == data
-    if not exact and not layout.ensure_ascii:
-        escaped = replace(layout, ensure_ascii=True)
-        if escaped.dump(document) == data:
-            layout, exact = escaped, True
-    return Notebook(document, layout if exact else replace(STANDARD, bom=bom), exact)
+    if layout.dump(document) == data:
+        return layout, True
+    escaped = replace(layout, ensure_ascii=True)
+    if not layout.ensure_ascii and escaped.dump(document) == data:
+        return escaped, True
+    return replace(STANDARD, bom=bom), False
 
 
 def notebook_or_refuse(data: bytes, display: str) -> Notebook:

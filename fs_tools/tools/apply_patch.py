@@ -289,7 +289,7 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
             cursor, grew = _apply_hunk(lines, texts, hunk, cursor, delta, decoded, change)
             delta += grew
         text = "".join(line.text + line.ending for line in lines)
-        plan.data = TextFile("", decoded.bom, decoded.newline).encode(text)
+        plan.data = TextFile("", decoded.bom, decoded.newline, decoded.encoding).encode(text)
     target = change.move_to or change.path
     limit = ctx.provider.max_file_bytes
     if len(plan.data) > limit:

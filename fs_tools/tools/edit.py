@@ -11,7 +11,15 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, TooLarge, path_label
-from fs_tools.provider import NOTEBOOK_HEAD, Snapshot, TextFile, count_lines, decode_text, may_be_notebook
+from fs_tools.provider import (
+    NOTEBOOK_HEAD,
+    Snapshot,
+    TextFile,
+    as_text,
+    count_lines,
+    decode_text,
+    may_be_notebook,
+)
 from fs_tools.terms import pointer_term
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
@@ -158,7 +166,7 @@ def _apply(
     outcome: _Outcome,
 ) -> bytes:
     decoded = decode_text(snapshot.data, display)
-    text, size, form = decoded.text, len(snapshot.data), TextFile("", decoded.bom, decoded.newline)
+    text, size, form = decoded.text, len(snapshot.data), TextFile("", decoded.bom, decoded.newline, decoded.encoding)
     del decoded  # only the current text is ever held: each edit's input goes when its result exists
     region = outcome.region
     seen = decode_text(region.observed, display).text if region is not None else ""
@@ -392,10 +400,11 @@ MAX_DIFF_CHARS = 50_000
 
 
 def unified_diff(before: bytes, after: bytes, path: str) -> str:
-    """The unified diff from ``before`` to ``after`` (UTF-8 text) with ``a/`` and ``b/`` headers, as
-    ``patch -p1`` and ``git apply`` take it; a last line without a line ending is marked as diff marks it."""
-    old = before.decode("utf-8", "surrogateescape").splitlines(keepends=True)
-    new = after.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    """The unified diff from ``before`` to ``after`` (as text: a UTF-16 or UTF-32 file's decoded) with ``a/``
+    and ``b/`` headers, as ``patch -p1`` and ``git apply`` take it; a last line without a line ending is
+    marked as diff marks it."""
+    old = as_text(before, "surrogateescape").splitlines(keepends=True)
+    new = as_text(after, "surrogateescape").splitlines(keepends=True)
     lines = difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 

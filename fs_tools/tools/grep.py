@@ -15,7 +15,7 @@ from pydantic import Field
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolArgsError, ToolTimeout
 from fs_tools.names import visible
-from fs_tools.provider import FILE, Entry, Walk
+from fs_tools.provider import FILE, Entry, Walk, as_utf8
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.discovery import VCS_DIRECTORIES, plural, shown_path, with_first_rows
@@ -176,6 +176,8 @@ class _FileSearch:
         data, size = content
         if data is None:
             return _LARGE if size > self.max_bytes else _GONE
+        if data[:1] in (b"\xff", b"\xfe", b"\x00"):  # a UTF-16 or UTF-32 BOM, maybe: searched as its text
+            data = as_utf8(data)
         if b"\0" in data[:_SNIFF]:
             return _BINARY
         if self.prefilter is not None and not self.prefilter(data):

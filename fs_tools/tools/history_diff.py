@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Callable, Iterable
 
 from fs_tools.history.model import DIR, LINK, Effect, Entry, HistoryStore, Move, State, is_version
-from fs_tools.provider import DIRECTORY, SYMLINK
+from fs_tools.provider import DIRECTORY, SYMLINK, as_text
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 
@@ -79,7 +79,7 @@ def _section(path: str, old: bytes, new: bytes, *, created: bool, deleted: bool)
     source = "/dev/null" if created else f"a/{path}"
     target = "/dev/null" if deleted else f"b/{path}"
     try:
-        old_text, new_text = old.decode("utf-8"), new.decode("utf-8")
+        old_text, new_text = as_text(old, "strict"), as_text(new, "strict")
     except UnicodeDecodeError:
         return f"# {source} and {target} differ (not UTF-8 text: not shown)\n"
     if old_text == new_text:

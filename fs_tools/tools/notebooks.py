@@ -204,8 +204,8 @@ def run_notebook_edit(ctx: ToolContext, args: NotebookEditArgs) -> ToolOutput:
     def produce(snapshot: Snapshot) -> bytes:
         decode_text(snapshot.data, display)  # FS_NOT_TEXT for bytes that are not text at all, saying what they are
         notebook = notebook_or_refuse(snapshot.data, display)
+        done["exact"] = notebook.exact  # found on the notebook as it is, before the change
         done.update(_change(ctx, notebook, args, display))
-        done["exact"] = notebook.exact
         return notebook.dump()
 
     committed = commit_gated(ctx, args.notebook_path, Intent.EDIT, produce)

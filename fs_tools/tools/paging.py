@@ -39,6 +39,11 @@ class PageSink:
     def problem(self) -> NotText | None:
         return self._text.problem
 
+    @property
+    def encoding(self) -> str:
+        """The file's encoding: UTF-8, or UTF-16 or UTF-32 announced by a BOM."""
+        return self._text.encoding or "utf-8"
+
     # -- results ------------------------------------------------------------------------------------
 
     def finish(self) -> int:

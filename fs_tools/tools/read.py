@@ -12,6 +12,7 @@ from pydantic import Field
 from fs_tools.arguments import FilePath, Integer, Pages, ToolArgs, ToolOutputModel
 from fs_tools.errors import NotFound, TooLarge, ToolArgsError, path_label
 from fs_tools.provider import (
+    ENCODING_NAMES,
     IMAGE_FORMATS,
     MAX_SOURCE_BYTES,
     NOTEBOOK_HEAD,
@@ -68,6 +69,7 @@ class ReadOutput(ToolOutputModel):
     # a PDF: how many pages it has, and which were shown
     page_count: int | None = None
     pages_shown: list[int] | None = None
+    encoding: str | None = None  # a text file in UTF-16 or UTF-32 (by its BOM): which; None for UTF-8
     # a notebook: how many cells it has, and the indexes (from 0) of those shown
     cell_count: int | None = None
     cells_shown: list[int] | None = None
@@ -249,6 +251,11 @@ def read_lines(
         why = f"output capped at {OUTPUT_CAP_BYTES // 1024} KiB" if page.capped else lines_at_once
         then = term("offset={n}").format(n=next_offset)
         body += f"\n\n[showing lines {page.first}–{page.last} of {total} ({why}); continue with {then}]"
+    if sink.encoding != "utf-8":
+        body += (
+            f"\n\n[{display!r} is {ENCODING_NAMES[sink.encoding]} text (it begins with a BOM), shown decoded: edits "
+            f"keep its encoding; a write replaces it with UTF-8]"
+        )
     if not scan.settled:
         body += (
             f"\n\n[{display!r} changed while it was being read (something is writing to it): this view may "
@@ -257,6 +264,8 @@ def read_lines(
         )
     shown = page.last - page.first + 1
     value = _value(path, args.offset, shown, total, next_offset, recorded)
+    if sink.encoding != "utf-8":
+        value["encoding"] = sink.encoding
     if ctx.reads is not None and recorded is not None:
         window = (recorded, args.offset, args.limit)
         if ctx.reads.last(ctx.session, key) == window:
@@ -459,7 +468,8 @@ def _value(
 READ = Tool(
     name="read",
     description=(
-        "Read a UTF-8 text file. Returns numbered lines ('   12<TAB>text'); the numbers and the tab are not "
+        "Read a text file (UTF-8; UTF-16 or UTF-32 with a BOM). Returns numbered lines ('   12<TAB>text'); the "
+        "numbers and the tab are not "
         "part of the file, so never copy them into old_string. Long files are paged: a footer gives the "
         "next offset. An image (PNG, JPEG, GIF, WebP) is shown as an image, scaled down if large; a PDF as its "
         "text, page by page (choose pages with pages); a Jupyter notebook as its cells (offset and limit count "

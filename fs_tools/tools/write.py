@@ -9,7 +9,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel
 from fs_tools.errors import FsError, path_label
-from fs_tools.provider import changed_span, count_lines
+from fs_tools.provider import as_text, changed_span, count_lines
 from fs_tools.terms import term
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
@@ -86,7 +86,7 @@ def _check_placeholders(ctx: ToolContext, path: str, content: str, data: bytes) 
     if not new_placeholders(changed, ""):
         return  # the current file is decoded only to tell the placeholders it had from new ones
     first_line = 1 + data.count(b"\n", 0, start)
-    refuse_placeholders(changed, current.decode("utf-8", "replace"), term("content"), first_line=first_line)
+    refuse_placeholders(changed, as_text(current), term("content"), first_line=first_line)
 
 
 def _check_syntax(ctx: ToolContext, path: str, data: bytes) -> syntax.Check | None:

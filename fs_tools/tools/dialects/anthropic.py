@@ -173,7 +173,7 @@ def _insert(ctx: ToolContext, args: TextEditorArgs) -> ToolOutput:
             inserted = newline + inserted.removesuffix(newline)  # after a last line without a line break
         new_text = body[:at] + inserted + body[at:]
         landed.update(position=at, lines=max(1, inserted.count("\n")), text=new_text, before=snapshot.data)
-        return TextFile("", decoded.bom, newline).encode(new_text)
+        return TextFile("", decoded.bom, newline, decoded.encoding).encode(new_text)
 
     done = commit_gated(ctx, args.path, Intent.EDIT, produce)
     ctx.changed(ctx.provider.key_of(args.path))

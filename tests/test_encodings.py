@@ -1,0 +1,147 @@
+"""Text in UTF-16 and UTF-32 with a BOM (SPEC §18): read decoded, edited and written back in its own
+encoding, its BOM and line endings kept; other encodings are FS_NOT_TEXT naming the one they appear
+to be."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pytest
+
+from fs_tools import Session, Workspace
+
+WIDE = {
+    "utf-16-le": (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)"),
+    "utf-16-be": (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)"),
+    "utf-32-le": (codecs.BOM_UTF32_LE, "UTF-32 (little-endian)"),
+    "utf-32-be": (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)"),
+}
+TEXT = "first line\r\nsecond líne 😀\r\n\u010athird\r\n"  # U+010A: a 0x0a byte that is not a line ending
+
+
+def encoded(encoding: str, text: str = TEXT) -> bytes:
+    return WIDE[encoding][0] + text.encode(encoding)
+
+
+@pytest.mark.parametrize("encoding", list(WIDE))
+def test_a_wide_file_is_read_decoded_and_says_its_encoding(root: Path, session: Session, encoding: str) -> None:
+    (root / "w.txt").write_bytes(encoded(encoding))
+    result = session.call("read", {"file_path": "w.txt"})
+    assert not result.is_error, result.text
+    assert result.text.startswith("     1\tfirst line\n     2\tsecond líne 😀\n     3\t\u010athird\n\n")
+    assert f"'w.txt' is {WIDE[encoding][1]} text (it begins with a BOM)" in result.text
+    assert "a write replaces it with UTF-8" in result.text
+    assert result.value["encoding"] == encoding and result.value["total_lines"] == 3
+
+
+@pytest.mark.parametrize("encoding", list(WIDE))
+def test_edits_keep_the_encoding_the_bom_and_the_line_endings(root: Path, session: Session, encoding: str) -> None:
+    path = root / "w.txt"
+    path.write_bytes(encoded(encoding))
+    session.call("read", {"file_path": "w.txt"})
+    done = session.call("edit", {"file_path": "w.txt", "old_string": "second líne", "new_string": "2nd\nline"})
+    assert not done.is_error, done.text
+    assert path.read_bytes() == encoded(encoding, TEXT.replace("second líne", "2nd\r\nline"))
+    multi = session.call("multi_edit", {"file_path": "w.txt", "edits": [{"old_string": "first", "new_string": "1st"}]})
+    assert not multi.is_error, multi.text
+    assert path.read_bytes() == encoded(encoding, TEXT.replace("second líne", "2nd\r\nline").replace("first", "1st"))
+
+
+def test_the_text_editor_and_apply_patch_keep_the_encoding(root: Path) -> None:
+    path = root / "w.txt"
+    path.write_bytes(encoded("utf-16-be"))
+    with Workspace(root, dialect="anthropic") as ws:
+        s = ws.session("a")
+        tool = "str_replace_based_edit_tool"
+        s.call(tool, {"command": "view", "path": "w.txt"})
+        assert not s.call(
+            tool, {"command": "str_replace", "path": "w.txt", "old_str": "first", "new_str": "1"}
+        ).is_error
+        assert not s.call(
+            tool, {"command": "insert", "path": "w.txt", "insert_line": 0, "insert_text": "zero"}
+        ).is_error
+    assert path.read_bytes() == encoded("utf-16-be", "zero\r\n" + TEXT.replace("first", "1"))
+    patch = "*** Begin Patch\n*** Update File: w.txt\n@@\n-zero\n+ZERO\n*** End Patch\n"
+    with Workspace(root, tools=["read", "apply_patch"]) as ws:
+        s = ws.session("p")
+        s.call("read", {"file_path": "w.txt"})
+        result = s.call("apply_patch", {"patch": patch})
+        assert not result.is_error, result.text
+    assert path.read_bytes() == encoded("utf-16-be", "ZERO\r\n" + TEXT.replace("first", "1"))
+
+
+def test_a_long_wide_file_pages_across_read_chunks(root: Path, session: Session) -> None:
+    lines = [f"line {n} ✓" for n in range(1, 60_001)]  # ~1.3 MB in UTF-16: many read chunks, odd splits
+    (root / "big.txt").write_bytes(encoded("utf-16-le", "\n".join(lines) + "\n"))
+    result = session.call("read", {"file_path": "big.txt", "offset": 59_999, "limit": 5})
+    assert result.value["total_lines"] == 60_000
+    assert result.text.startswith(" 59999\tline 59999 ✓\n 60000\tline 60000 ✓")
+
+
+def test_grep_searches_wide_files_as_text(root: Path, session: Session) -> None:
+    (root / "w.txt").write_bytes(encoded("utf-32-le"))
+    result = session.call("grep", {"pattern": "third"})
+    assert result.value["matches"] == 1 and "w.txt:3: \u010athird" in result.text, result.text
+
+
+def test_a_stale_wide_file_names_the_lines_that_changed(root: Path, session: Session) -> None:
+    path = root / "w.txt"
+    path.write_bytes(encoded("utf-16-le"))
+    session.call("read", {"file_path": "w.txt"})
+    path.write_bytes(encoded("utf-16-le", TEXT + "fourth\r\n"))
+    result = session.call("edit", {"file_path": "w.txt", "old_string": "first", "new_string": "1"})
+    assert result.error is not None and result.error.code == "FS_STALE_VERSION"
+    assert "line 4 changed" in result.text, result.text
+
+
+def test_write_over_a_wide_file_writes_utf8_as_given(root: Path, session: Session) -> None:
+    path = root / "w.txt"
+    path.write_bytes(encoded("utf-16-le"))
+    session.call("read", {"file_path": "w.txt"})
+    assert not session.call("write", {"file_path": "w.txt", "content": "new\n"}).is_error
+    assert path.read_bytes() == b"new\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            encoded("utf-16-le")[:-1],
+            "begins with a UTF-16 (little-endian) BOM but is not valid UTF-16 (little-endian): "
+            "it ends in the middle of a character",
+        ),
+        (codecs.BOM_UTF16_BE + b"\xdc\x00\x00a", "the bytes at offset 2 cannot be decoded (illegal encoding)"),
+        (
+            encoded("utf-32-be", "ok\n") + b"\x00\x11\x00\x00",
+            "is not valid UTF-32 (big-endian): the bytes at offset 16",
+        ),
+        (encoded("utf-16-le", "a\0b"), "looks binary: it contains a NUL character at offset 4 (read as UTF-16"),
+    ],
+)
+def test_a_broken_wide_file_is_not_text_saying_where(root: Path, session: Session, data: bytes, message: str) -> None:
+    (root / "w.txt").write_bytes(data)
+    result = session.call("read", {"file_path": "w.txt"})
+    assert result.error is not None and result.error.code == "FS_NOT_TEXT"
+    assert message in result.text, result.text
+    session_edit = session.call("edit", {"file_path": "w.txt", "old_string": "a", "new_string": "b"})
+    assert session_edit.error is not None and session_edit.error.code in ("FS_NOT_TEXT", "FS_NOT_OBSERVED")
+    assert (root / "w.txt").read_bytes() == data
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        ("Grüße aus München, schöne Straße.\n".encode("latin-1"), "a single-byte Western encoding"),
+        (b"x = 1\n" * 5000 + "s = 'café'\n".encode("cp1252"), "a single-byte Western encoding"),
+        ("Это русский текст для проверки кодировки файла.\n".encode("cp1251"), "Windows-1251 (Cyrillic)"),
+        ("这是中文文本，用于测试编码检测。文件内容。\n".encode("gbk"), "GB18030 / GBK (Chinese)"),
+        ("이것은 한국어 텍스트입니다. 파일 내용을 읽습니다.\n".encode("euc-kr"), "EUC-KR (Korean)"),
+    ],
+)
+def test_other_encodings_are_named(root: Path, session: Session, data: bytes, named: str) -> None:
+    (root / "f.txt").write_bytes(data)
+    result = session.call("read", {"file_path": "f.txt"})
+    assert result.error is not None and result.error.code == "FS_NOT_TEXT"
+    assert f"it appears to be text in {named}" in result.text and ", not UTF-8 — " in result.text, result.text
+    assert "iconv -f " in result.text

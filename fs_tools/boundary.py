@@ -180,6 +180,7 @@ _NOT_TEXT_STEP = {
     "broken-pdf": "it may be cut short or use features fs-tools cannot read: ask the user for a text version",
     "encrypted-pdf": "ask the user for an unencrypted copy or a text version",
     "document": "read shows its text page by page, but it cannot be edited or written as text",
+    "not-notebook": "read shows it as text: fix it there with an edit, or ask the user",
     "archive": "it is not text to read or edit: leave it alone, or ask the user what is in it",
     "binary": "it is a program or a database, not text: leave it alone",
     "media": "it is audio or video, not text: leave it alone",
@@ -193,6 +194,8 @@ _NOT_TEXT_STEP = {
 
 def _not_text(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     appears, family = details.get("appears"), details.get("family")
+    if family == "not-notebook":
+        return f"{exc.message} — {_NOT_TEXT_STEP['not-notebook']}"
     if family == "encoding" and details.get("encoding"):
         step = f"{_NOT_TEXT_STEP['encoding']} (for example: iconv -f {details['encoding']} -t UTF-8)"
         return f"{exc.message}; it appears to be {appears} — {step}"
@@ -208,6 +211,11 @@ def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
         return f"{exc.message} — the host limits files to that size; write less content per file"
     if details.get("subject") == "image":
         return f"{exc.message} — ask the user for a smaller copy, or for what it shows"
+    if details.get("subject") == "notebook":
+        return (
+            f"{exc.message} — a notebook that large cannot be changed here; ask the user to clear its outputs "
+            "(jupyter nbconvert --clear-output --inplace) or to make the change"
+        )
     if details.get("subject") == "pdf":
         return f"{exc.message} — read fewer pages at a time with pages, or ask the user for a text version"
     if details.get("subject") == "read":
@@ -260,6 +268,8 @@ def _syntax(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, s
 
 
 def _placeholder(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    if str(details.get("pointer", "")) == term("new_source"):
+        return f"{exc.message} — write out the code it stands for: new_source is the cell's whole new source"
     if str(details.get("pointer", "")) == term("content") and "edit" in tools:
         return (
             f"{exc.message} — write out the code it stands for, or change only the lines you mean with "

@@ -229,6 +229,10 @@ class Workspace:
         # withheld tool still reaches its read-only gate, so the model learns why, not that it is unknown.
         self.tools: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.read_only or not read_only}
         self._withheld: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.name not in self.tools}
+        # A notebook is read as its cells where its cells can be changed; elsewhere as the JSON an edit changes
+        self._cells = any(
+            t.name.removeprefix(prefix) == "notebook_edit" or "notebook_edit" in t.stands_for for t in chosen
+        )
         if not self.tools:
             known = self.dialect.tools + self.dialect.extras
             mutating = ", ".join(tool.name for tool in known if not tool.read_only)
@@ -442,6 +446,7 @@ class Workspace:
             max_image_pixels=self.max_image_pixels,
             max_image_bytes=self.max_image_bytes,
             max_pdf_pages=self.max_pdf_pages,
+            cells=self._cells,
         )
 
     def _with_suggestions(self, exc: NotFound, args: object) -> NotFound:

@@ -12,6 +12,8 @@ from typing import Any
 
 import nbformat
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fs_tools import Session, Workspace
 
@@ -256,6 +258,7 @@ def test_a_read_only_workspace_refuses_it(nb: Path, root: Path) -> None:
             "has no cell with id 'nope'; its cell ids are 'intro', 'calc', 'last'",
         ),
         ({"cell_id": "calc", "cell": 0, "new_source": "x"}, "/cell_id: names cell 1, but cell is 0; give only one"),
+        ({"cell_id": "cell-1", "cell": 2, "new_source": "x"}, "/cell_id: names cell 1, but cell is 2; give only one"),
         ({"cell": 0, "new_source": "x", "cell_type": "heading"}, "/cell_type:"),
         ({"cell": 0, "new_source": "x", "edit_mode": "append"}, "/edit_mode:"),
     ],
@@ -276,7 +279,9 @@ def test_old_notebooks_without_ids_are_named_by_index(root: Path, session: Sessi
     path.write_bytes(jupyter_bytes(notebook([cell("code", "a = 1"), cell("code", "b = 2")], minor=4)))
     session.call("read", {"file_path": "analysis.ipynb"})
     unknown = edit(session, cell_id="abc", new_source="x")
-    assert "its cells have no ids (nbformat before 4.5)" in unknown.text and "'cell-N'" in unknown.text
+    assert "its cells have no ids (nbformat before 4.5): name the cell by its index, counted from 0 (cell=N)" in (
+        unknown.text
+    )
     assert not edit(session, cell_id="cell-1", new_source="b = 3").is_error
     inserted = edit(session, edit_mode="insert", cell=1, cell_type="raw", new_source="raw text")
     assert inserted.value["cell_id"] is None
@@ -362,10 +367,13 @@ def test_edit_with_text_from_the_cell_view_points_to_notebook_edit(nb: Path, ses
     assert "The file is a Jupyter notebook" in result.text and "change a cell with notebook_edit" in result.text
 
 
-def test_placeholders_in_a_code_cell_are_refused(nb: Path, session: Session) -> None:
+def test_placeholders_replacing_a_code_cell_are_refused_but_not_in_a_new_cell(nb: Path, session: Session) -> None:
     session.call("read", {"file_path": "analysis.ipynb"})
     result = edit(session, cell_id="calc", new_source="import math\n# ... rest of the code\n")
     assert result.error is not None and result.error.code == "FS_OMISSION_PLACEHOLDER", result.text
+    assert "new_source is the cell's whole new source" in result.text and "old_string" not in result.text
+    added = edit(session, edit_mode="insert", cell_type="code", new_source="# ... rest of the code\n")
+    assert not added.is_error, added.text  # a new cell replaces no code
 
 
 # --- the claude-code dialect ------------------------------------------------------------------------------
@@ -377,9 +385,205 @@ def test_claude_codes_notebook_edit_names_cells_by_id(nb: Path, root: Path) -> N
         s.call("Read", {"file_path": str(nb)})
         missing = s.call("NotebookEdit", {"notebook_path": str(nb), "new_source": "x"})
         assert "give its cell_id (or 'cell-N'" in missing.text and "(cell)" not in missing.text
+        past = s.call("NotebookEdit", {"notebook_path": str(nb), "cell_id": "cell-5", "new_source": "x"})
+        assert "has 3 cell(s), cell-0 to cell-2; got 'cell-5'" in past.text and "/cell_id: " in past.text, past.text
         done = s.call("NotebookEdit", {"notebook_path": str(nb), "cell_id": "cell-2", "new_source": "x = 0"})
         assert not done.is_error, done.text
         deleted = s.call("NotebookEdit", {"notebook_path": str(nb), "cell_id": "intro", "edit_mode": "delete"})
         assert not deleted.is_error, deleted.text
     assert [c["source"] for c in reread(nb)["cells"]][1] == ["x = 0"]
     assert os.path.getsize(nb) > 0
+
+
+# --- found in review -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kernelspec", [None, "python3", ["x"]])
+def test_odd_metadata_is_read_without_a_language(root: Path, session: Session, kernelspec: Any) -> None:
+    document = {**notebook([cell("code", "1", "a")]), "metadata": {"kernelspec": kernelspec, "language_info": None}}
+    (root / "analysis.ipynb").write_text(json.dumps(document))
+    result = session.call("read", {"file_path": "analysis.ipynb"})
+    assert not result.is_error and result.text.startswith("'analysis.ipynb': Jupyter notebook, 1 cell (nbformat 4.5)")
+
+
+def test_a_stale_notebook_is_not_told_json_line_numbers(nb: Path, session: Session) -> None:
+    session.call("read", {"file_path": "analysis.ipynb"})
+    document = json.loads(nb.read_bytes())
+    document["cells"][2]["source"] = ["x = 2"]
+    nb.write_bytes(jupyter_bytes(document))
+    result = edit(session, cell=0, new_source="# mine")
+    assert result.error is not None and result.error.code == "FS_STALE_VERSION"
+    assert "line" not in result.text and "offset" not in result.text, result.text
+
+
+def test_a_notebook_over_the_file_limit_says_what_to_do(nb: Path, root: Path) -> None:
+    with Workspace(root, max_file_bytes=1024) as ws:
+        s = ws.session("s")
+        s.call("read", {"file_path": "analysis.ipynb"})
+        result = s.call("notebook_edit", {"notebook_path": "analysis.ipynb", "cell": 0, "new_source": "x"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE"
+    assert "clear its outputs" in result.text and "offset" not in result.text, result.text
+
+
+def test_a_lone_surrogate_escaped_by_json_stringify_keeps_the_layout(root: Path, session: Session) -> None:
+    document = notebook([cell("markdown", ["\ud83d Überschrift 日本"], "odd"), cell("code", "1", "one")])
+    text = json.dumps(document, indent=1, ensure_ascii=False).replace("\ud83d", "\\ud83d")  # as VS Code writes
+    (root / "analysis.ipynb").write_text(text + "\n", encoding="utf-8", errors="strict")
+    session.call("read", {"file_path": "analysis.ipynb"})
+    result = edit(session, cell_id="one", new_source="2")
+    assert result.value["layout_kept"] is True, result.text
+    expected = text.replace('"source": "1"', '"source": "2"')
+    assert (root / "analysis.ipynb").read_text(encoding="utf-8") == expected + "\n"
+
+
+def test_ids_that_are_not_strings_and_deep_metadata_are_not_internal_errors(root: Path, session: Session) -> None:
+    document = notebook([cell("code", "1", None, id=["x"]), cell("code", "2", None, id={"a": 1})])
+    (root / "analysis.ipynb").write_text(json.dumps(document))
+    session.call("read", {"file_path": "analysis.ipynb"})
+    assert "none is a string" in edit(session, cell_id="nope", new_source="x").text
+    inserted = edit(session, edit_mode="insert", cell_type="code", new_source="0")
+    assert not inserted.is_error, inserted.text
+    for depth, why in ((100, "its JSON nests more than 64 levels deep"), (980, "nest")):
+        deep = (
+            '{"cells": [], "metadata": '
+            + '{"a": ' * depth
+            + "1"
+            + "}" * depth
+            + ', "nbformat": 4, "nbformat_minor": 5}'
+        )
+        (root / "deep.ipynb").write_text(deep)
+        read = session.call("read", {"file_path": "deep.ipynb"})
+        assert not read.is_error and read.value["kind"] == "text"
+        arguments = {"notebook_path": "deep.ipynb", "edit_mode": "insert", "cell_type": "code", "new_source": "x"}
+        changed = session.call("notebook_edit", arguments)
+        assert changed.error is not None and changed.error.code == "FS_NOT_TEXT"
+        assert why in changed.text and "fix it there with an edit" in changed.text
+
+
+def test_without_notebook_edit_a_notebook_reads_as_its_json(nb: Path, root: Path) -> None:
+    with Workspace(root, tools=["read", "edit"]) as ws:
+        shown = ws.session("s").call("read", {"file_path": "analysis.ipynb"})
+    assert shown.value["kind"] == "text" and '     2\t "cells": [' in shown.text
+    with Workspace(root, dialect="anthropic") as ws:
+        viewed = ws.session("s").call("str_replace_based_edit_tool", {"command": "view", "path": "analysis.ipynb"})
+    assert '"cell_type": "markdown",' in viewed.text and "--- cell" not in viewed.text
+
+
+def test_the_read_note_speaks_the_dialects_arguments(nb: Path, root: Path) -> None:
+    with Workspace(root, dialect="claude-code") as ws:
+        result = ws.session("s").call("Read", {"file_path": "analysis.ipynb", "limit": 1})
+    assert "(indexes from 0; limit 1); continue with offset=2" in result.text
+
+
+def test_changing_a_cells_type_in_jupyters_layout_keeps_its_key_order(nb: Path, session: Session) -> None:
+    session.call("read", {"file_path": "analysis.ipynb"})
+    assert not edit(session, cell_id="intro", cell_type="code", new_source="1").is_error
+    assert nb.read_bytes() == jupyter_bytes(reread(nb))  # as Jupyter's next save would write it
+
+
+def test_a_layout_of_no_indent_is_kept(root: Path, session: Session) -> None:
+    text = json.dumps(SAMPLE, indent=0)
+    (root / "analysis.ipynb").write_text(text)
+    session.call("read", {"file_path": "analysis.ipynb"})
+    assert edit(session, cell_id="last", new_source="y").value["layout_kept"] is True
+
+
+def test_the_output_cap_holds_with_the_note(root: Path, session: Session) -> None:
+    cells = [cell("code", f"x{n} = '" + "v" * 900 + "'", f"c{n}") for n in range(200)]
+    (root / "analysis.ipynb").write_bytes(jupyter_bytes(notebook(cells)))
+    result = session.call("read", {"file_path": "analysis.ipynb"})
+    assert "continue with offset=" in result.text and len(result.text.encode()) <= 50 * 1024
+
+
+# --- any edit of any notebook: exactly the change asked for, in the file's own layout ---------------------
+
+_SOURCE = st.text(alphabet=st.sampled_from(list('ab \n\t#é😀\\"')), max_size=12)
+_LAYOUTS = [
+    {"indent": 1, "sort_keys": True, "ensure_ascii": False, "newline": "\n"},
+    {"indent": 2, "sort_keys": False, "ensure_ascii": False, "newline": "\n"},
+    {"indent": 4, "sort_keys": False, "ensure_ascii": True, "newline": "\r\n"},
+    {"indent": "\t", "sort_keys": True, "ensure_ascii": False, "newline": "\n"},
+]
+
+
+@st.composite
+def notebooks(draw: st.DrawFn) -> dict[str, Any]:
+    count = draw(st.integers(min_value=0, max_value=4))
+    cells = []
+    for n in range(count):
+        kind = draw(st.sampled_from(["code", "markdown", "raw"]))
+        text = draw(_SOURCE)
+        source: Any = text.splitlines(keepends=True) if draw(st.booleans()) else text
+        cells.append(cell(kind, source, f"id{n}"))
+    return notebook(cells)
+
+
+def _dumped(document: dict[str, Any], layout: dict[str, Any]) -> bytes:
+    text = json.dumps(
+        document, indent=layout["indent"], sort_keys=layout["sort_keys"], ensure_ascii=layout["ensure_ascii"]
+    )
+    return (text + "\n").replace("\n", layout["newline"]).encode()
+
+
+def _expected(document: dict[str, Any], arguments: dict[str, Any], result: Any) -> dict[str, Any]:
+    """The document with the edit made, worked out here on its own."""
+    expected = json.loads(json.dumps(document))
+    cells = expected["cells"]
+    mode = arguments.get("edit_mode", "replace")
+    ids = [c["id"] for c in cells]
+    index = arguments.get("cell", ids.index(arguments["cell_id"]) if "cell_id" in arguments else None)
+    if mode == "delete":
+        cells.pop(index)
+        return expected
+    source = arguments["new_source"]
+    if mode == "insert":
+        made = dict(
+            sorted(cell(arguments["cell_type"], source.splitlines(keepends=True), result.value["cell_id"]).items())
+        )
+        cells.insert(0 if index is None else index + 1, made)
+        return expected
+    target = cells[index]
+    kind = arguments.get("cell_type", target["cell_type"])
+    if kind != target["cell_type"]:
+        if kind == "code":
+            target.update(execution_count=None, outputs=[])
+        else:
+            target.pop("execution_count", None)
+            target.pop("outputs", None)
+        target["cell_type"] = kind
+    target["source"] = source if isinstance(target["source"], str) else source.splitlines(keepends=True)
+    return expected
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=notebooks(), layout=st.sampled_from(_LAYOUTS), data=st.data())
+def test_any_edit_of_any_notebook_makes_exactly_that_change_in_its_layout(
+    tmp_path_factory: pytest.TempPathFactory, document: dict[str, Any], layout: dict[str, Any], data: st.DataObject
+) -> None:
+    root = tmp_path_factory.mktemp("nb")
+    path = root / "analysis.ipynb"
+    before = _dumped(document, layout)
+    path.write_bytes(before)
+    count = len(document["cells"])
+    arguments: dict[str, Any] = {"edit_mode": data.draw(st.sampled_from(["replace", "insert", "delete"]))}
+    if count and (arguments["edit_mode"] != "insert" or data.draw(st.booleans())):
+        index = data.draw(st.integers(min_value=0, max_value=count - 1))
+        arguments.update({"cell": index} if data.draw(st.booleans()) else {"cell_id": f"id{index}"})
+    if arguments["edit_mode"] != "delete":
+        arguments["new_source"] = data.draw(_SOURCE)
+    if arguments["edit_mode"] == "insert" or data.draw(st.booleans()):
+        arguments["cell_type"] = data.draw(st.sampled_from(["code", "markdown", "raw"]))
+    with Workspace(root) as ws:
+        s = ws.session("s")
+        s.call("read", {"file_path": "analysis.ipynb"})
+        result = s.call("notebook_edit", {"notebook_path": "analysis.ipynb", **arguments})
+    if arguments["edit_mode"] != "insert" and not count:
+        assert result.error is not None and result.error.code == "INVALID_ARGS", result.text
+        assert path.read_bytes() == before
+        return
+    assert not result.is_error, (arguments, result.text)
+    assert result.value["layout_kept"] is True
+    # escaping is known from the file only when it holds something to escape; else nbformat's (none)
+    escaping = layout["ensure_ascii"] and not json.dumps(document, ensure_ascii=False).isascii()
+    assert path.read_bytes() == _dumped(_expected(document, arguments, result), {**layout, "ensure_ascii": escaping})
+    reread(path)

@@ -51,10 +51,12 @@ class Layout:
     sort_keys: bool = False  # False: keys in the order the file has them
 
     def dump(self, document: dict[str, Any]) -> bytes:
-        try:
-            body = self._text(document, self.ensure_ascii).encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate escaped in the file ("\ud800"): keep it escaped
-            body = self._text(document, True).encode("utf-8")
+        text = self._text(document, self.ensure_ascii)
+        if not self.ensure_ascii and not text.isascii():
+            # a lone surrogate escaped in the file ("\ud83d" of a cut emoji) is written escaped again, as
+            # JSON.stringify writes it: every other character stays as it is
+            text = _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
+        body = text.encode("utf-8")
         if self.newline != "\n":
             body = body.replace(b"\n", self.newline.encode())
         if self.final_newline:
@@ -68,6 +70,7 @@ class Layout:
 
 
 _SEPARATORS = (",", ": ")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 STANDARD = Layout(indent=1, ensure_ascii=False, newline="\n", final_newline=True, bom=False, sort_keys=True)
 
 
@@ -116,7 +119,8 @@ class Notebook:
     def language(self) -> str | None:
         metadata = self.document.get("metadata")
         for holder, key in (("kernelspec", "display_name"), ("language_info", "name"), ("kernelspec", "language")):
-            value = metadata.get(holder, {}).get(key) if isinstance(metadata, dict) else None
+            found = metadata.get(holder) if isinstance(metadata, dict) else None
+            value = found.get(key) if isinstance(found, dict) else None
             if isinstance(value, str) and value:
                 return value
         return None
@@ -138,7 +142,7 @@ class Notebook:
         return cell
 
     def _new_id(self) -> str:
-        taken = {cell.get("id") for cell in self.cells}
+        taken = {cell.get("id") for cell in self.cells if isinstance(cell.get("id"), str)}
         while True:
             candidate = uuid.uuid4().hex[:8]  # nbformat's own: 8 hex digits of a random UUID
             if candidate not in taken:
@@ -153,14 +157,32 @@ def parse_notebook(data: bytes) -> Notebook | None:
         document = json.loads(data.removeprefix(BOM))
     except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is a ValueError), or nested absurdly deep
         return None
-    if not _is_notebook(document):
+    if not _is_notebook(document) or _depth(document) > MAX_DEPTH:
         return None
     return Notebook(document, data)
 
 
+MAX_DEPTH = 64  # nbformat's own structure is 6 deep; metadata past this is not a notebook fs-tools changes
+
+
+def _depth(document: dict[str, Any]) -> int:
+    """How deep ``document`` nests, looking no deeper than ``MAX_DEPTH + 1`` (iteratively: a document
+    ``json.loads`` took whole can still be too deep for a recursive dump)."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            return depth
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
 def _found_layout(document: dict[str, Any], data: bytes) -> tuple[Layout, bool]:
     """The layout ``data`` (``document``'s bytes) is in, and whether it gives them back exactly; when it
-    does not, nbformat's own."""
+    does not, nbformat's own. (A document nested too deeply to dump was refused when it was parsed.)"""
     bom = data.startswith(BOM)
     layout = _layout_of(data, bom)
     if layout.dump(document) == data:
@@ -184,7 +206,7 @@ def notebook_or_refuse(data: bytes, display: str) -> Notebook:
         why = _why_not(data)
     raise NotText(
         f"{display!r} is not a Jupyter notebook fs-tools can change: {why}",
-        details={"reason": "notebook", "family": "not-notebook", "appears": "not a notebook"},
+        details={"reason": "notebook", "family": "not-notebook"},
     )
 
 
@@ -198,6 +220,8 @@ def _why_not(data: bytes) -> str:
         return "its JSON is nested too deeply"
     if isinstance(document, dict) and isinstance(document.get("nbformat"), int) and document["nbformat"] < 4:
         return f"it is nbformat {document['nbformat']}; fs-tools changes nbformat 4 notebooks"
+    if isinstance(document, dict) and _depth(document) > MAX_DEPTH:
+        return f"its JSON nests more than {MAX_DEPTH} levels deep"
     return "it has no nbformat 4 'cells' list"
 
 
@@ -219,10 +243,7 @@ def _layout_of(data: bytes, bom: bool) -> Layout:
     if first >= 0:
         line = body[first + 1 : body.find(b"\n", first + 1) if body.find(b"\n", first + 1) >= 0 else len(body)]
         blank = line[: len(line) - len(line.lstrip(b" \t"))]
-        if blank.startswith(b"\t"):
-            indent = "\t" * len(blank)
-        elif blank:
-            indent = len(blank)
+        indent = "\t" * len(blank) if blank.startswith(b"\t") else len(blank)  # 0: lines, none indented
     return Layout(indent=indent, ensure_ascii=False, newline=newline, final_newline=final, bom=bom)
 
 
@@ -249,6 +270,7 @@ def change_type(cell: dict[str, Any], cell_type: str) -> None:
     outputs and an execution count; markdown and raw cells have neither, and only they attachments)."""
     if cell.get("cell_type") == cell_type:
         return
+    ordered = list(cell) == sorted(cell)  # keys in nbformat's order stay in it
     cell["cell_type"] = cell_type
     if cell_type == "code":
         cell.pop("attachments", None)
@@ -257,6 +279,10 @@ def change_type(cell: dict[str, Any], cell_type: str) -> None:
     else:
         cell.pop("execution_count", None)
         cell.pop("outputs", None)
+    if ordered:
+        items = sorted(cell.items())
+        cell.clear()
+        cell.update(items)
 
 
 def valid_cell_id(value: str) -> bool:

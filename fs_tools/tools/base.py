@@ -59,6 +59,7 @@ class ToolContext:
     max_image_pixels: int = 1568  # an image read is shown within this long side ... (SPEC §18)
     max_image_bytes: int = 5 << 20  # ... and this many encoded bytes
     max_pdf_pages: int = 20  # a PDF read without pages shows at most this many
+    cells: bool = True  # read shows a notebook as its cells (the session has notebook_edit); else its JSON
 
     def changed(self, key: str) -> None:
         """The session changed ``key``: its next read shows the whole text again."""

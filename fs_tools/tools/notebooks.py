@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, Text, ToolArgs, ToolOutputModel, Violation
-from fs_tools.errors import ToolArgsError, path_label
+from fs_tools.errors import StaleVersion, TooLarge, ToolArgsError, path_label
 from fs_tools.provider import Notebook, Snapshot, change_type, decode_text, notebook_or_refuse, set_source, source_of
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
@@ -24,6 +24,7 @@ from policy import Intent
 MAX_OUTPUT_LINES = 20  # of one output's text, in read's summary
 MAX_OUTPUT_CHARS = 2000
 MAX_OUTPUTS = 10  # outputs summarised per cell
+_FOOTER = 300  # bytes kept for the note that ends a read of a notebook
 _NUMBERED = re.compile(r"cell-(\d{1,9})")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # colours in tracebacks and progress bars
 
@@ -43,7 +44,7 @@ def render_notebook(
     head = f"{display!r}: Jupyter notebook, {count} cell{'s' if count != 1 else ''} ({about})"
     parts: list[str] = []
     shown: list[int] = []
-    size = len(head.encode("utf-8", "surrogatepass"))
+    size = len(head.encode("utf-8", "surrogatepass")) + _FOOTER  # room kept for the note at the end
     stop = min(count, first + limit)
     capped = False
     for index in range(first, stop):
@@ -63,7 +64,10 @@ def render_notebook(
     after = shown[-1] + 1 if shown else first
     next_index = after if after < count else None
     if next_index is not None:
-        why = "output capped" if capped else f"limit {limit}"
+        at_once = (
+            f"limit {limit}" if term("limit") == "limit" else f"{limit:,} cell{'s' if limit != 1 else ''} at a time"
+        )
+        why = "output capped" if capped else at_once
         text += (
             f"\n\n[showing cells {shown[0] if shown else first}–{after - 1} of {count} (indexes from 0; {why}); "
             f"continue with {then(next_index + 1)} (it counts cells from 1 in a notebook)]"
@@ -98,7 +102,10 @@ def _output_text(number: int, output: object) -> list[str]:
     if kind == "stream":
         return [f"[output {number}: {output.get('name', 'stream')}]", *_clip(_joined(output.get("text")))]
     if kind == "error":
-        return [f"[output {number}: error {output.get('ename', '')}: {_ANSI.sub('', str(output.get('evalue', '')))}]"]
+        evalue = _ANSI.sub("", str(output.get("evalue", "")))
+        if len(evalue) > MAX_OUTPUT_CHARS:
+            evalue = evalue[:MAX_OUTPUT_CHARS] + f"… ({len(evalue):,} characters)"
+        return [f"[output {number}: error {str(output.get('ename', ''))[:200]}: {evalue}]"]
     data = output.get("data")
     if not isinstance(data, Mapping):
         return [f"[output {number}: {kind}]"]
@@ -208,7 +215,14 @@ def run_notebook_edit(ctx: ToolContext, args: NotebookEditArgs) -> ToolOutput:
         done.update(_change(ctx, notebook, args, display))
         return notebook.dump()
 
-    committed = commit_gated(ctx, args.notebook_path, Intent.EDIT, produce)
+    try:
+        committed = commit_gated(ctx, args.notebook_path, Intent.EDIT, produce)
+    except StaleVersion as exc:  # its lines are the JSON's, and read shows cells: no line numbers
+        raise StaleVersion(exc.message, details={k: v for k, v in exc.details.items() if k != "lines"}) from exc
+    except TooLarge as exc:
+        if exc.details.get("subject") == "notebook":
+            raise
+        raise TooLarge(exc.message, details={**exc.details, "subject": "notebook"}) from exc
     index, cell, count = done["index"], done["cell"], done["count"]
     label = _label(index, cell)
     if args.edit_mode == "delete":
@@ -252,8 +266,6 @@ def _change(ctx: ToolContext, notebook: Notebook, args: NotebookEditArgs, displa
     assert args.new_source is not None  # required by the arguments' check
     if args.edit_mode == "insert":
         assert args.cell_type is not None
-        if ctx.check_placeholders and args.cell_type == "code":
-            refuse_placeholders(args.new_source, "", "new_source")
         at = 0 if index is None else index + 1
         cell = notebook.new_cell(args.cell_type, args.new_source)
         cells.insert(at, cell)
@@ -284,19 +296,21 @@ def _locate(notebook: Notebook, args: NotebookEditArgs, display: str) -> int | N
     ids = [cell.get("id") for cell in cells]
     numbered = _NUMBERED.fullmatch(args.cell_id)
     if args.cell_id not in ids and numbered is not None:  # "cell-3": the cell at index 3, as Claude Code names it
-        return _locate(notebook, args.model_copy(update={"cell_id": None, "cell": int(numbered[1])}), display)
-    if args.cell_id not in ids:
+        found = int(numbered[1])
+        if found >= count:
+            last = f"cell-0 to cell-{count - 1}" if count else "none: it has no cells"
+            raise ToolArgsError([f"/cell_id: {display!r} has {count} cell(s), {last}; got {args.cell_id!r}"])
+    elif args.cell_id not in ids:
         known = [str(i) for i in ids if isinstance(i, str)]
         if not known:
-            hint = (
-                f"its cells have no ids (nbformat before 4.5): name the cell by its index, counted from 0 (as "
-                f"{term('cell_id')} 'cell-N')"
-            )
+            why = "nbformat before 4.5" if not notebook.has_ids else "none is a string"
+            hint = f"its cells have no ids ({why}): name the cell by its index, counted from 0 ({term('cell=N')})"
         else:
             listed = ", ".join(repr(i) for i in known[:20]) + (", …" if len(known) > 20 else "")
             hint = f"its cell ids are {listed} (read the notebook to see which is which)"
         raise ToolArgsError([f"/cell_id: {display!r} has no cell with id {args.cell_id!r}; {hint}"])
-    found = ids.index(args.cell_id)
+    else:
+        found = ids.index(args.cell_id)
     if by_index is not None and by_index != found:
         raise ToolArgsError(
             [f"/cell_id: names cell {found}, but cell is {by_index}; give only one of them (cell_id, or cell)"]

@@ -85,7 +85,7 @@ class ReadSink:
     as a notebook does is also kept whole (up to ``NOTEBOOK_MAX_BYTES``), to be shown as its cells if it
     is one (``notebook``, once the read is over)."""
 
-    def __init__(self, page: PageSink, max_whole: int) -> None:
+    def __init__(self, page: PageSink, max_whole: int, *, cells: bool = True) -> None:
         self.page = page
         self.kind: str | None = None  # "text", "image" or "pdf", once decided
         self.image: str | None = None  # an image's format
@@ -93,7 +93,7 @@ class ReadSink:
         self._head = b""
         self._chunks: list[bytes] = []
         self._max_whole = max_whole
-        self._maybe_notebook: bool | None = None  # None: undecided; False: not one (nothing kept)
+        self._maybe_notebook: bool | None = None if cells else False  # None: undecided; False: not one
         self._kept = 0
 
     def feed(self, chunk: bytes) -> None:
@@ -181,7 +181,7 @@ def read_lines(
     def new_sink() -> ReadSink:
         keep = provider.remember_limit
         page = PageSink(display, args.offset, args.limit, keep_bytes=keep, max_chars=OUTPUT_CAP_BYTES)
-        sinks.append(ReadSink(page, MAX_SOURCE_BYTES))
+        sinks.append(ReadSink(page, MAX_SOURCE_BYTES, cells=ctx.cells))
         return sinks[-1]
 
     prior: dict[str, Observation | None] = {}
@@ -227,7 +227,10 @@ def read_lines(
         raise sink.problem
     notebook = found_sink.notebook()
     if notebook is not None:
-        return _read_notebook(notebook, args, display, path, recorded, scan.settled)
+        try:
+            return _read_notebook(notebook, args, display, path, recorded, scan.settled)
+        except RecursionError:  # outputs nested past what can be summarised: shown as the JSON they are
+            pass
     if total == 0 and args.offset == 1:
         return ToolOutput(
             text=f"(the file {display!r} is empty: 0 lines, {scan.size} bytes)",

@@ -308,6 +308,7 @@ NOTEBOOK_EDIT_CC = like(
         setup=(("Read", {"file_path": "analysis.ipynb"}),),
     ),
     stands_for=itself("notebook_edit"),
+    terms={"cell=N": "cell_id 'cell-N'"},
 )
 
 TOOLS: tuple[Tool[Any], ...] = (READ_CC, WRITE_CC, EDIT_CC, MULTI_EDIT_CC, GLOB_CC, GREP_CC, LS, NOTEBOOK_EDIT_CC)

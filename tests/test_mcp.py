@@ -9,6 +9,7 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -593,3 +594,31 @@ def test_call_json_prints_what_the_server_returns_for_the_same_calls(root: Path,
         served_result.pop("resultType", None)  # the SDK's default for a complete result
         served_result.pop("_meta", None)  # the SDK's envelope (serverInfo), not the tool's result
         assert printed == served_result
+
+
+def test_over_stdio_a_read_of_an_image_pdf_or_notebook_leaves_the_event_loop(root: Path) -> None:
+    """Small reads run on the event loop (a thread hand-off is a quarter of their cost); a read that
+    decodes an image, starts the PDF reader or parses a notebook runs in a worker thread."""
+    from fs_tools.mcp_server import stdio_inline_tools
+
+    for name in ("app.py", "shot.png", "paper.pdf", "analysis.ipynb"):
+        (root / name).write_text(APP)
+    ran_on: dict[str, bool] = {}
+
+    async def run() -> None:
+        loop_thread = threading.get_ident()
+        with Workspace(root) as ws:
+            dispatch = ws.dispatch
+
+            def spy(session: str, tool: object, arguments: Any, *more: Any, **named: Any) -> Any:
+                path = arguments.get("file_path") if isinstance(arguments, dict) else str(arguments)
+                ran_on[str(path)] = threading.get_ident() == loop_thread
+                return dispatch(session, tool, arguments, *more, **named)
+
+            ws.dispatch = spy  # type: ignore[method-assign]
+            async with Client(build_server(ws, stdio_sessions(), inline=stdio_inline_tools(ws))) as client:
+                for name in ("app.py", "shot.png", "paper.pdf", "analysis.ipynb"):
+                    await client.call_tool("read", {"file_path": name})
+
+    asyncio.run(run())
+    assert ran_on == {"app.py": True, "shot.png": False, "paper.pdf": False, "analysis.ipynb": False}

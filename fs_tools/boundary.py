@@ -181,6 +181,8 @@ _NOT_TEXT_STEP = {
     "encrypted-pdf": "ask the user for an unencrypted copy or a text version",
     "document": "read shows its text page by page, but it cannot be edited or written as text",
     "not-notebook": "read shows it as text: fix it there with an edit, or ask the user",
+    "broken-text": "it may be cut short or still being written: read it again later, or ask the user for a good copy",
+    "binary-text": "it is not text in that encoding: leave it alone, or ask the user what it is",
     "archive": "it is not text to read or edit: leave it alone, or ask the user what is in it",
     "binary": "it is a program or a database, not text: leave it alone",
     "media": "it is audio or video, not text: leave it alone",
@@ -194,8 +196,8 @@ _NOT_TEXT_STEP = {
 
 def _not_text(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     appears, family = details.get("appears"), details.get("family")
-    if family == "not-notebook":
-        return f"{exc.message} — {_NOT_TEXT_STEP['not-notebook']}"
+    if family in ("not-notebook", "broken-text", "binary-text"):
+        return f"{exc.message} — {_NOT_TEXT_STEP[str(family)]}"
     if family == "encoding" and details.get("encoding"):
         step = f"{_NOT_TEXT_STEP['encoding']} (for example: iconv -f {details['encoding']} -t UTF-8)"
         return f"{exc.message}; it appears to be {appears} — {step}"

@@ -235,7 +235,7 @@ def test_nothing_close_suggests_nothing_and_a_suggestion_never_leaves_the_root(
         (b"\x7fELF\x02\x01\x01\0", "an ELF executable", "leave it alone"),
         (b"SQLite format 3\0\x10\0", "an SQLite database", "leave it alone"),
         ("hello world\n".encode("utf-16-le"), "UTF-16 text (little-endian, without a BOM)", "begin with a BOM"),
-        ("café au lait\n".encode("latin-1"), "text in a single-byte Western encoding", "iconv -f WINDOWS-1252"),
+        ("café au lait\n".encode("latin-1"), "text in another encoding than UTF-8", "convert it to UTF-8"),
         ("日本語のテキストです。ファイルを読みます。\n".encode("shift_jis"), "text in Shift_JIS", "iconv -f CP932"),
     ],
 )

@@ -6,12 +6,14 @@ from fs_tools.provider.content import (
     ENCODING_NAMES,
     TextDecoder,
     TextFile,
+    WideLines,
     as_text,
     as_utf8,
     changed_span,
     count_lines,
     decode_text,
     version_of,
+    wide_encoding,
 )
 from fs_tools.provider.face import (
     CancelToken,
@@ -88,6 +90,7 @@ __all__ = [
     "TextFile",
     "VersionCache",
     "Walk",
+    "WideLines",
     "as_text",
     "as_utf8",
     "change_type",
@@ -105,4 +108,5 @@ __all__ = [
     "show_image",
     "source_of",
     "version_of",
+    "wide_encoding",
 ]

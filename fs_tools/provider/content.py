@@ -105,7 +105,11 @@ class TextDecoder:
             self.problem = NotText(
                 f"{self.display!r} is not valid UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {offset} "
                 "cannot be decoded",
-                details={"offset": offset, "reason": "utf8", **appears(self._head, nul=False, around=_around(exc))},
+                details={
+                    "offset": offset,
+                    "reason": "utf8",
+                    **appears(self._head, nul=False, around=self._around(exc)),
+                },
             )
             self.problem.__cause__ = exc
             return ""
@@ -124,6 +128,14 @@ class TextDecoder:
                 text = text[1:]
         return text
 
+    def _around(self, exc: UnicodeDecodeError) -> bytes:
+        """The bytes about where UTF-8 decoding failed, that the head does not hold already: what the
+        encoding is guessed from, with the head (counted once, or a small file's evidence doubles)."""
+        start = max(0, exc.start - 2048)
+        if self._consumed == 0:  # the first chunk: the head is its first bytes
+            start = max(start, len(self._head))
+        return bytes(exc.object[start : exc.start + 2048])
+
     def _decode_wide(self, chunk: bytes, final: bool) -> str:
         assert self.encoding is not None
         name = ENCODING_NAMES[self.encoding]
@@ -139,7 +151,7 @@ class TextDecoder:
             )
             self.problem = NotText(
                 f"{self.display!r} begins with a {name} BOM but is not valid {name}: {what}",
-                details={"offset": offset, "reason": "encoding", "encoding": self.encoding},
+                details={"offset": offset, "reason": "encoding", "encoding": self.encoding, "family": "broken-text"},
             )
             self.problem.__cause__ = exc
             return ""
@@ -148,7 +160,7 @@ class TextDecoder:
             offset = self._consumed - buffered + len(text[:nul].encode(self.encoding))
             self.problem = NotText(
                 f"{self.display!r} looks binary: it contains a NUL character at offset {offset} (read as {name})",
-                details={"offset": offset, "reason": "nul", "encoding": self.encoding},
+                details={"offset": offset, "reason": "nul", "encoding": self.encoding, "family": "binary-text"},
             )
             return ""
         self._consumed += len(chunk)
@@ -156,11 +168,6 @@ class TextDecoder:
 
 
 _SNIFF_BYTES = 512
-
-
-def _around(exc: UnicodeDecodeError) -> bytes:
-    """The bytes about where UTF-8 decoding failed: what the encoding is guessed from, with the head."""
-    return bytes(exc.object[max(0, exc.start - 2048) : exc.start + 2048])
 
 
 # (offset, signature, what the file appears to be, its family)
@@ -226,22 +233,26 @@ def appears(head: bytes, *, nul: bool, around: bytes = b"") -> dict[str, str]:
         guessed = guess_encoding(head + around)
         if guessed is not None:
             words, iconv = guessed
-            return {"appears": f"text in {words}, not UTF-8", "family": "encoding", "encoding": iconv}
-        printable = sum(1 for b in sample if 32 <= b < 127 or b in (9, 10, 13))
-        if printable >= len(sample) * 0.8:
+            found = {"appears": f"text in {words}, not UTF-8", "family": "encoding"}
+            return {**found, "encoding": iconv} if iconv else found
+        controls = sum(1 for b in sample if (b < 32 and b not in (9, 10, 12, 13)) or b == 127)
+        if controls <= len(sample) * 0.02:  # letters and punctuation, only not UTF-8's
             return {
-                "appears": "text in another encoding than UTF-8 (such as Latin-1 or Windows-1252)",
+                "appears": "text in another encoding than UTF-8 (an 8-bit one such as Windows-1252 or "
+                "Windows-1251, or an East Asian one)",
                 "family": "encoding",
             }
     return {}
 
 
-# charset-normalizer's codec names -> (how the text names the encoding, iconv's name for it)
-_WESTERN = ("a single-byte Western encoding such as Windows-1252 or Latin-1", "WINDOWS-1252")
+# charset-normalizer's codec names -> (how the text names the encoding, iconv's name for it); a Latin guess
+# gets no iconv name: Western and Central European text are told apart by words, not bytes
+_WESTERN = ("a single-byte Latin encoding (Western or Central European: Windows-1252, Latin-1, Windows-1250)", "")
 _ENCODINGS = {
     "cp932": ("Shift_JIS (Japanese)", "CP932"),
     "shift_jis": ("Shift_JIS (Japanese)", "SHIFT_JIS"),
     "euc_jp": ("EUC-JP (Japanese)", "EUC-JP"),
+    "euc_jis_2004": ("EUC-JP (Japanese)", "EUC-JP"),
     "gb18030": ("GB18030 / GBK (Chinese)", "GB18030"),
     "gb2312": ("GB18030 / GBK (Chinese)", "GB18030"),
     "gbk": ("GB18030 / GBK (Chinese)", "GB18030"),
@@ -258,7 +269,18 @@ _ENCODINGS = {
     "tis_620": ("TIS-620 (Thai)", "TIS-620"),
 }
 _EVIDENCE = 16  # bytes over 0x7f a guess needs (charset-normalizer took 'café' in ASCII code for Urdu)
-_CP1252_LETTERS = frozenset(b"\x80\x8a\x8c\x8e\x91\x92\x93\x94\x96\x97\x9a\x9c\x9e\x9f")
+# the languages charset-normalizer must also find for its guess of each encoding to be named
+_CJK = {"CP932": "Japanese", "SHIFT_JIS": "Japanese", "EUC-JP": "Japanese", "GB18030": "Chinese", "BIG5": "Chinese"}
+_CYRILLIC = frozenset({"Russian", "Ukrainian", "Bulgarian", "Serbian", "Macedonian", "Belarusian", "Kazakh"})
+_LANGUAGES: dict[str, frozenset[str]] = {
+    **{iconv: frozenset({language}) for iconv, language in _CJK.items()},
+    **{iconv: frozenset({"Korean"}) for iconv in ("CP949", "EUC-KR")},
+    **{iconv: _CYRILLIC for iconv in ("WINDOWS-1251", "KOI8-R", "KOI8-U")},
+    "WINDOWS-1253": frozenset({"Greek"}),
+    "WINDOWS-1255": frozenset({"Hebrew"}),
+    "WINDOWS-1256": frozenset({"Arabic", "Farsi", "Persian", "Urdu"}),
+    **{iconv: frozenset({"Thai"}) for iconv in ("WINDOWS-874", "TIS-620")},
+}
 _LATIN = {
     *("cp1250", "cp1252", "cp1254", "cp1257", "cp850", "latin_1", "mac_roman", "mac_latin2", "mac_iceland"),
     *("iso8859_2", "iso8859_3", "iso8859_4", "iso8859_9", "iso8859_10", "iso8859_13", "iso8859_14", "iso8859_15"),
@@ -271,18 +293,51 @@ def guess_encoding(sample: bytes) -> tuple[str, str] | None:
     charset-normalizer's best guess; None when it has none, or one outside the common encodings named
     here. Single-byte Latin guesses are named as one family: among them the guess is a coin toss
     (cp1250 or mac_latin2 for French text)."""
-    high = sum(1 for byte in sample if byte >= 0x80)
-    if high < _EVIDENCE:  # a few accented letters: any guess is a coin toss, but most such files are Western
-        latin = all(byte >= 0xA0 or byte in _CP1252_LETTERS for byte in sample if byte >= 0x80)
-        return _WESTERN if high and latin else None
+    if sum(1 for byte in sample if byte >= 0x80) < _EVIDENCE:
+        return None  # a few letters: Cyrillic, Greek and Polish look as Western as French does
     from charset_normalizer import from_bytes  # only on the error path: a file that is not UTF-8
 
-    best = from_bytes(sample).best()
-    if best is None or best.encoding in ("ascii", "utf_8", "utf_16", "utf_32"):
+    matches = list(from_bytes(sample))
+    if not matches:
         return None
+    best = matches[0]
     if best.encoding in _LATIN:
         return _WESTERN
-    return _ENCODINGS.get(best.encoding)  # a rarer guess is more often wrong than right: not named
+    named = _ENCODINGS.get(best.encoding)
+    if named is None or best.language not in _LANGUAGES[named[1]]:
+        return None  # a guess its own language detection does not back
+    for other in matches[1:]:
+        if _ENCODINGS.get(other.encoding) == named:
+            continue
+        # a rival of another encoding about as clean and about as coherent: a coin toss (Hebrew text in
+        # Windows-1255 came out Windows-1251 Russian at 0.29 coherence, Hebrew next at 0.21)
+        if other.chaos - best.chaos < 0.05 and other.coherence * 1.5 > best.coherence:
+            return None
+        break
+    return named
+
+
+class WideLines:
+    """Counts the lines of a UTF-16 or UTF-32 file fed in chunks (its BOM first); None when it is not
+    valid text in its encoding."""
+
+    def __init__(self) -> None:
+        self._decoder = TextDecoder("")
+        self._newlines = 0
+        self._last = ""
+
+    def feed(self, chunk: bytes) -> None:
+        text = self._decoder.decode(chunk)
+        self._newlines += text.count("\n")
+        self._last = text[-1:] or self._last
+
+    def lines(self) -> int | None:
+        text = self._decoder.decode(b"", final=True)
+        self._newlines += text.count("\n")
+        self._last = text[-1:] or self._last
+        if self._decoder.problem is not None:
+            return None
+        return self._newlines + (1 if self._last and self._last != "\n" else 0)
 
 
 def as_text(data: bytes, errors: str = "replace") -> str:
@@ -339,6 +394,8 @@ def changed_lines(old: bytes, new: bytes) -> LineChange | None:
     if old == new:
         return None
     old, new = as_utf8(old), as_utf8(new)  # lines of a UTF-16 or UTF-32 file are not split at 0x0a bytes
+    if old == new:
+        return None  # the same text in another encoding: no line changed
     a = old.split(b"\n")
     b = new.split(b"\n")
     prefix = 0

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from fs_tools.errors import NotText
-from fs_tools.provider.content import BOM
+from fs_tools.provider.content import BOM, ENCODING_NAMES, wide_encoding
 
 NOTEBOOK_MAX_BYTES = 64 << 20  # the largest notebook read whole to show or change its cells
 CELL_TYPES = ("code", "markdown", "raw")
@@ -200,6 +200,8 @@ def notebook_or_refuse(data: bytes, display: str) -> Notebook:
         return notebook
     if len(data) > NOTEBOOK_MAX_BYTES:
         why = f"it is {len(data):,} bytes, more than the {NOTEBOOK_MAX_BYTES:,} bytes fs-tools reads as a notebook"
+    elif wide_encoding(data[:4]) is not None:
+        why = f"it is {ENCODING_NAMES[str(wide_encoding(data[:4]))]} text, and a notebook's JSON is UTF-8"
     elif not data.removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"{"):
         why = "it is not JSON"
     else:

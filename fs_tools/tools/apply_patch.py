@@ -38,7 +38,7 @@ from fs_tools.errors import (
     ToolArgsError,
     path_label,
 )
-from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot, TextFile, decode_text
+from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot, TextFile, as_utf8, decode_text
 from fs_tools.terms import speaking, term
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
@@ -306,7 +306,7 @@ def _check_syntax(ctx: ToolContext, plan: _Plan, target: str) -> None:
     if not ctx.check_syntax or syntax.language_of(target) is None:
         return
     before = plan.before.data if plan.before is not None else plan.replaced_before
-    found = syntax.check(target, before, plan.data)
+    found = syntax.check(target, as_utf8(before) if before is not None else None, as_utf8(plan.data))
     if ctx.refuse_syntax_errors:
         syntax.refuse(found, f"the patch of {path_label(target)!r}")
     plan.syntax = found

@@ -12,10 +12,12 @@ from pydantic import Field
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, TooLarge, path_label
 from fs_tools.provider import (
+    ENCODING_NAMES,
     NOTEBOOK_HEAD,
     Snapshot,
     TextFile,
     as_text,
+    as_utf8,
     count_lines,
     decode_text,
     may_be_notebook,
@@ -168,6 +170,14 @@ def _apply(
     decoded = decode_text(snapshot.data, display)
     text, size, form = decoded.text, len(snapshot.data), TextFile("", decoded.bom, decoded.newline, decoded.encoding)
     del decoded  # only the current text is ever held: each edit's input goes when its result exists
+    exact = limit
+    if form.encoding != "utf-8":
+        # The matcher counts UTF-8 bytes: for a UTF-16 or UTF-32 file it is given the text's UTF-8 size and
+        # a limit no fitting edit can pass in UTF-8 (a character is at most 1.5 times as long in UTF-8 as in
+        # UTF-16, never longer than in UTF-32), which still bounds what is built; the encoded result is
+        # measured against the real limit at the end.
+        size = len(text.encode("utf-8", "surrogatepass"))
+        limit = limit * 3 // 2 if form.encoding.startswith("utf-16") else limit
     region = outcome.region
     seen = decode_text(region.observed, display).text if region is not None else ""
     for spec, pointer in zip(edits, pointers, strict=True):
@@ -193,7 +203,15 @@ def _apply(
     if region is not None:
         region.changed = [list(span) for span in _changed_spans(seen, text)]
     outcome.excerpt = _excerpt(text, outcome.applied, outcome.first, outcome.last)  # a few lines: cheap
-    return form.encode(text)
+    data = form.encode(text)
+    if len(data) > exact:
+        edit = "the edit" if len(pointers) == 1 else "the edits"
+        raise TooLarge(
+            f"{edit} would make {display!r} {len(data):,} bytes (in {ENCODING_NAMES[form.encoding]}), over the "
+            f"{exact:,}-byte limit; nothing was written",
+            details={"size": len(data), "limit": exact, "subject": "content", "pointer": pointers[-1] or "/"},
+        )
+    return data
 
 
 def _region_step(
@@ -289,9 +307,10 @@ def _run(
     def produce(snapshot: Snapshot) -> bytes:
         data = _apply(snapshot, edits, display, pointers, ctx.provider.max_file_bytes, outcome)
         if checked and ctx.refuse_syntax_errors and not dry_run:
-            syntax.refuse(syntax.check(path, snapshot.data, data), "the edit" if len(edits) == 1 else "the edits")
+            checked_texts = (as_utf8(snapshot.data), as_utf8(data))  # the parser reads UTF-8
+            syntax.refuse(syntax.check(path, *checked_texts), "the edit" if len(edits) == 1 else "the edits")
         elif checked:
-            outcome.texts = (snapshot.data, data)  # checked once the lock is released
+            outcome.texts = (as_utf8(snapshot.data), as_utf8(data))  # checked once the lock is released
         if dry_run:
             raise _DryRun(snapshot, data)  # gated, locked, checked and matched as for real; nothing published
         return data

@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Callable, Iterable
 
 from fs_tools.history.model import DIR, LINK, Effect, Entry, HistoryStore, Move, State, is_version
-from fs_tools.provider import DIRECTORY, SYMLINK, as_text
+from fs_tools.provider import DIRECTORY, ENCODING_NAMES, SYMLINK, as_text, wide_encoding
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 
@@ -82,16 +82,29 @@ def _section(path: str, old: bytes, new: bytes, *, created: bool, deleted: bool)
         old_text, new_text = as_text(old, "strict"), as_text(new, "strict")
     except UnicodeDecodeError:
         return f"# {source} and {target} differ (not UTF-8 text: not shown)\n"
+    encodings = (_encoding(old), _encoding(new))
     if old_text == new_text:
         if created or deleted:  # an empty file: a unified diff has no hunk to carry it
             return f"# {'created' if created else 'deleted'} the empty file {path}\n"
+        if old != new:  # the same text, other bytes: a BOM, or another encoding
+            return f"# {path}: the same text, now in {encodings[1]} (was {encodings[0]})\n"
         return ""  # the same bytes again (a file moved and moved back)
     end = "\t" if any(character.isspace() for character in path) else ""  # patch reads the name to the tab
     lines = difflib.unified_diff(_lines(old_text), _lines(new_text), source + end, target + end, lineterm="\n")
     out: list[str] = []
+    if encodings != ("UTF-8", "UTF-8"):  # a hunk of text a UTF-16 or UTF-32 file holds: patch cannot apply it
+        shown = encodings[0] if encodings[0] == encodings[1] else f"{encodings[0]}, then {encodings[1]}"
+        out.append(f"# {path} is {shown} text, shown decoded\n")
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n" + NO_NEWLINE)
     return "".join(out)
+
+
+def _encoding(data: bytes) -> str:
+    wide = wide_encoding(data[:4])
+    if wide is not None:
+        return ENCODING_NAMES[wide]
+    return "UTF-8 with a BOM" if data.startswith(b"\xef\xbb\xbf") else "UTF-8"
 
 
 def _lines(text: str) -> list[str]:

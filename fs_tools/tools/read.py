@@ -232,10 +232,12 @@ def read_lines(
         except RecursionError:  # outputs nested past what can be summarised: shown as the JSON they are
             pass
     if total == 0 and args.offset == 1:
-        return ToolOutput(
-            text=f"(the file {display!r} is empty: 0 lines, {scan.size} bytes)",
-            value=_value(path, args.offset, 0, 0, None, recorded),
-        )
+        value = _value(path, args.offset, 0, 0, None, recorded)
+        bom = ""
+        if sink.encoding != "utf-8":
+            value["encoding"] = sink.encoding
+            bom = f": its {ENCODING_NAMES[sink.encoding]} BOM, which edits keep"
+        return ToolOutput(text=f"(the file {display!r} is empty: 0 lines, {scan.size} bytes{bom})", value=value)
     if args.offset > total:
         raise NotFound(
             f"{term('offset')} {args.offset} is past the end of {display!r}, which has {total} line(s)",

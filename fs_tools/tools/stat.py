@@ -10,7 +10,7 @@ from pydantic import Field
 
 from fs_tools.arguments import EntryPath, ToolArgs, ToolOutputModel
 from fs_tools.errors import FsError, path_label
-from fs_tools.provider import DIRECTORY, FILE
+from fs_tools.provider import DIRECTORY, FILE, WideLines, wide_encoding
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.presenting import short, text_of
 from policy import Absent, Present
@@ -42,8 +42,15 @@ class _Lines:
         self.size = 0
         self.last = b""
         self.binary = False
+        self._wide: WideLines | None = None
 
     def feed(self, chunk: bytes) -> None:
+        if self.size == 0 and wide_encoding(chunk[:4]) is not None:  # UTF-16 or UTF-32: lines of its text
+            self._wide = WideLines()
+        if self._wide is not None:
+            self.size += len(chunk)
+            self._wide.feed(chunk)
+            return
         if self.size < _SNIFF and b"\0" in chunk[: _SNIFF - self.size]:
             self.binary = True
         self.newlines += chunk.count(b"\n")
@@ -52,6 +59,8 @@ class _Lines:
 
     @property
     def lines(self) -> int | None:
+        if self._wide is not None:
+            return self._wide.lines()
         if self.binary:
             return None
         return self.newlines + (1 if self.size and self.last != b"\n" else 0)

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel
 from fs_tools.errors import FsError, path_label
-from fs_tools.provider import as_text, changed_span, count_lines
+from fs_tools.provider import as_text, as_utf8, changed_span, count_lines
 from fs_tools.terms import term
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
@@ -100,7 +100,7 @@ def _check_syntax(ctx: ToolContext, path: str, data: bytes) -> syntax.Check | No
     exists, current = _current(ctx, path, syntax.MAX_CHECKED_BYTES)
     if exists and current is None:
         return syntax.Check(alone.language, skipped=f"the file is over {syntax.MAX_CHECKED_BYTES >> 10} KB")
-    found = syntax.check(path, current, data)
+    found = syntax.check(path, as_utf8(current) if current is not None else None, data)  # the old, as UTF-8
     if ctx.refuse_syntax_errors:
         syntax.refuse(found, "the write")
     return found

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from fs_tools.arguments import Integer, SearchPath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolArgsError, path_label
-from fs_tools.provider import DIRECTORY, Snapshot, TextFile, count_lines, decode_text
+from fs_tools.provider import DIRECTORY, Snapshot, TextFile, as_utf8, count_lines, decode_text
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.dialects.common import canonical
@@ -182,7 +182,7 @@ def _insert(ctx: ToolContext, args: TextEditorArgs) -> ToolOutput:
     excerpt = snippet_at(new_text, int(landed["position"]), first, first + int(landed["lines"]) - 1)
     data = new_text.encode("utf-8")
     warning, errors = syntax.report(
-        syntax.check(args.path, bytes(landed["before"]), data)
+        syntax.check(args.path, as_utf8(bytes(landed["before"])), data)
         if ctx.check_syntax and syntax.language_of(args.path)
         else None
     )

@@ -5,6 +5,7 @@ to be."""
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 
 import pytest
@@ -139,7 +140,7 @@ def test_a_broken_wide_file_is_not_text_saying_where(root: Path, session: Sessio
             "WINDOWS-1251",
         ),
         (("这是中文文本，用于测试编码检测。文件内容。" * 2).encode("gbk"), "GB18030 / GBK (Chinese)", "GB18030"),
-        (("이것은 한국어 텍스트입니다. 파일 내용을 읽습니다." * 2).encode("euc-kr"), "EUC-KR (Korean)", "CP949"),
+        (("Αυτό είναι ένα ελληνικό κείμενο για δοκιμή. " * 3).encode("cp1253"), "Windows-1253 (Greek)", "WINDOWS-1253"),
         # too little to tell, or a guess a rival of another script matches: named as what it is sure of
         ("# Привет\nimport os\n".encode("cp1251"), "another encoding than UTF-8", None),
         (("שלום עולם. זהו קובץ טקסט לבדיקה של קידוד. " * 3).encode("cp1255"), "another encoding than UTF-8", None),
@@ -154,6 +155,28 @@ def test_other_encodings_are_named_when_the_guess_is_sure(
     assert result.error is not None and result.error.code == "FS_NOT_TEXT"
     assert f"it appears to be text in {named}" in result.text, result.text
     assert (f"iconv -f {iconv} -t UTF-8" in result.text) if iconv else ("iconv" not in result.text), result.text
+
+
+@pytest.mark.parametrize(
+    ("text", "codec", "iconv"),
+    [
+        ("これは日本語のテキストです。ファイルの内容を読みます。" * 2, "shift_jis", "CP932"),
+        ("これは日本語のテキストです。ファイルの内容を読みます。" * 2, "euc_jp", "EUC-JP"),
+        ("이것은 한국어 텍스트입니다. 파일 내용을 읽습니다." * 2, "euc-kr", "CP949"),
+        ("這是中文文本，用於測試編碼檢測。文件內容。" * 2, "big5", "BIG5"),
+        ("هذا نص عربي لاختبار ترميز الملف. " * 3, "cp1256", "WINDOWS-1256"),
+    ],
+)
+def test_an_encoding_named_is_never_a_wrong_one(
+    root: Path, session: Session, text: str, codec: str, iconv: str
+) -> None:
+    """Whether charset-normalizer is sure of these depends on its version (3.3.2 is not of Korean or
+    Japanese, 3.5 is): a name, when given, is the right one."""
+    (root / "f.txt").write_bytes(text.encode(codec))
+    result = session.call("read", {"file_path": "f.txt"})
+    assert result.error is not None and result.error.code == "FS_NOT_TEXT"
+    named = re.search(r"iconv -f (\S+) -t UTF-8", result.text)
+    assert named is None or named[1] == iconv, result.text
 
 
 # --- found in review -------------------------------------------------------------------------------------

@@ -236,7 +236,7 @@ def test_nothing_close_suggests_nothing_and_a_suggestion_never_leaves_the_root(
         (b"SQLite format 3\0\x10\0", "an SQLite database", "leave it alone"),
         ("hello world\n".encode("utf-16-le"), "UTF-16 text (little-endian, without a BOM)", "begin with a BOM"),
         ("café au lait\n".encode("latin-1"), "text in another encoding than UTF-8", "convert it to UTF-8"),
-        ("日本語のテキストです。ファイルを読みます。\n".encode("shift_jis"), "text in Shift_JIS", "iconv -f CP932"),
+        (("这是中文文本，用于测试编码检测。文件内容。" * 2).encode("gbk"), "text in GB18030", "iconv -f GB18030"),
     ],
 )
 def test_a_file_that_is_not_text_is_named_with_the_next_step(

@@ -311,7 +311,7 @@ def guess_encoding(sample: bytes) -> tuple[str, str] | None:
             continue
         # a rival of another encoding about as clean and about as coherent: a coin toss (Hebrew text in
         # Windows-1255 came out Windows-1251 Russian at 0.29 coherence, Hebrew next at 0.21)
-        if other.chaos - best.chaos < 0.05 and other.coherence * 1.5 > best.coherence:
+        if other.chaos - best.chaos < 0.05 and other.coherence * 1.5 >= best.coherence:
             return None
         break
     return named

@@ -51,9 +51,11 @@ READ_CC = like(
     READ,
     name="Read",
     description=(
-        "Reads a text file. By default up to 2000 lines from the start; offset (1-based line) and limit "
+        "Reads a file. By default up to 2000 lines from the start; offset (1-based line) and limit "
         "page through longer files. Lines come numbered as `cat -n` numbers them ('     12<TAB>text'): the "
-        "number and the tab are not part of the file, so never copy them into old_string. You must Read a "
+        "number and the tab are not part of the file, so never copy them into old_string. Images (PNG, JPEG, "
+        "GIF, WebP) are shown as images, PDFs as their text page by page (pages: '1-5'), Jupyter notebooks as "
+        "their cells (change them with NotebookEdit). You must Read a "
         "file in this conversation before you Edit or overwrite it, and read it again if it changed."
     ),
     stands_for=itself("read"),

@@ -132,6 +132,11 @@ def test_a_long_notebook_is_read_by_cells_with_offset_and_limit(root: Path, sess
     past = session.call("read", {"file_path": "analysis.ipynb", "offset": 9})
     assert past.error is not None and past.error.code == "FS_NOT_FOUND"
     assert "a notebook of 6 cell(s)" in past.text and "between 1 and 6" in past.text
+    with Workspace(root) as ws:  # a session whose only read showed nothing may change nothing
+        other = ws.session("other")
+        other.call("read", {"file_path": "analysis.ipynb", "offset": 9})
+        refused = other.call("notebook_edit", {"notebook_path": "analysis.ipynb", "cell": 0, "new_source": "x"})
+    assert refused.error is not None and refused.error.code == "FS_NOT_OBSERVED"
 
 
 def test_outputs_and_cells_are_cut_within_the_output_cap(root: Path, session: Session) -> None:
@@ -142,7 +147,7 @@ def test_outputs_and_cells_are_cut_within_the_output_cap(root: Path, session: Se
     assert "line 19\n[… output cut: 500 lines" in result.text and "line 20\n" not in result.text
     assert result.value["cells_shown"] == [0] and result.value["next_offset"] == 2
     alone = session.call("read", {"file_path": "analysis.ipynb", "offset": 2})
-    assert "[… the rest of this cell is cut]" in alone.text
+    assert "[… the rest of this cell is cut: it is 120,0" in alone.text and "grep the notebook" in alone.text
     assert len(alone.text.encode()) < 52 * 1024
 
 

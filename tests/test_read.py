@@ -214,6 +214,16 @@ def test_offset_past_the_end_names_the_offset_and_the_line_count(root: Path, ses
     assert re.search(r"\b5 line", message), message
 
 
+def test_a_read_past_the_end_showed_nothing_and_authorises_nothing(root: Path, session: Session) -> None:
+    _numbered_file(root, "a.txt", 5)
+    _error(session.call("read", {"file_path": "a.txt", "offset": 6}), "FS_NOT_FOUND")
+    _error(session.call("write", {"file_path": "a.txt", "content": "x\n"}), "FS_NOT_OBSERVED")
+    _ok(session.call("read", {"file_path": "a.txt", "limit": 1}))
+    (root / "a.txt").write_text("changed\n")
+    _error(session.call("read", {"file_path": "a.txt", "offset": 9}), "FS_NOT_FOUND")
+    _error(session.call("write", {"file_path": "a.txt", "content": "x\n"}), "FS_STALE_VERSION")  # the old read
+
+
 def test_a_missing_file_is_not_found(session: Session) -> None:
     message = _error(session.call("read", {"file_path": "nope/missing.txt"}), "FS_NOT_FOUND")
 

@@ -54,7 +54,11 @@ def render_notebook(
         if len(encoded) > room:
             capped = True
             if not shown:  # the first cell alone is too long: show what fits of it, and say so
-                parts.append(encoded[: max(room, 0)].decode("utf-8", "ignore") + "\n[… the rest of this cell is cut]")
+                parts.append(
+                    encoded[: max(room, 0)].decode("utf-8", "ignore")
+                    + f"\n[… the rest of this cell is cut: it is {len(encoded):,} bytes, more than read shows at once; "
+                    "grep the notebook for the lines you need before you replace it]"
+                )
                 shown.append(index)
             break
         parts.append(part)

@@ -206,17 +206,23 @@ def read_lines(
         raise ToolArgsError([f"/pages: only a PDF has pages, and {display!r} is {what}; remove pages"])
     if found_sink.kind == "image":
         return _read_image(ctx, found_sink, display, path, recorded, scan.settled)
+
+    def unrecord() -> None:
+        """Nothing of the file was shown (pages or an offset past the end): the session's record of it
+        is put back as it was before this read, so that a write cannot rest on a read that saw nothing."""
+        if key in prior:
+            before = prior[key]
+            if before is None:
+                ctx.store.forget(ctx.session, key)
+            else:
+                ctx.store.put(ctx.session, key, before)
+
     if found_sink.kind == "pdf":
         words = continue_with or (lambda spec: f'pages="{spec}"')
         try:
             return _read_pdf(ctx, found_sink, args, display, path, recorded, scan.settled, words)
-        except ToolArgsError:  # pages past the end: nothing was shown, so the read is not recorded
-            if key in prior:
-                before = prior[key]
-                if before is None:
-                    ctx.store.forget(ctx.session, key)
-                else:
-                    ctx.store.put(ctx.session, key, before)
+        except ToolArgsError:
+            unrecord()
             raise
     sink = found_sink.page
     kept = sink.kept()
@@ -231,6 +237,9 @@ def read_lines(
             return _read_notebook(notebook, args, display, path, recorded, scan.settled)
         except RecursionError:  # outputs nested past what can be summarised: shown as the JSON they are
             pass
+        except NotFound:
+            unrecord()
+            raise
     if total == 0 and args.offset == 1:
         value = _value(path, args.offset, 0, 0, None, recorded)
         bom = ""
@@ -239,6 +248,7 @@ def read_lines(
             bom = f": its {ENCODING_NAMES[sink.encoding]} BOM, which edits keep"
         return ToolOutput(text=f"(the file {display!r} is empty: 0 lines, {scan.size} bytes{bom})", value=value)
     if args.offset > total:
+        unrecord()
         raise NotFound(
             f"{term('offset')} {args.offset} is past the end of {display!r}, which has {total} line(s)",
             details={"reason": "offset", "offset": args.offset, "total_lines": total},

@@ -5,6 +5,7 @@ checker below). No network: each client's own validation is the judge."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -82,12 +83,21 @@ def test_anthropic_definitions_are_valid_tool_params(workspace: Workspace, anthr
             Draft202012Validator.check_schema(definition["input_schema"])
 
 
+def _typeless_enums(schema: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(schema)
+    for node in schema_nodes(out):
+        if "enum" in node:
+            node.pop("type", None)
+    return out
+
+
 def test_the_anthropic_strict_form_is_what_the_sdk_would_send(workspace: Workspace, anthropic_sdk: Any) -> None:
     """The SDK's strict transform moves every keyword strict tool use does not support into the
-    description; our strict form has none, so the transform leaves it exactly as it is."""
+    description; our strict form has none, so the transform leaves it as it is — but for ``type`` beside
+    an ``enum``, which newer SDKs drop (the literals say it) and older ones require."""
     for definition in anthropic.tool_definitions(workspace, strict=True):
         schema = definition["input_schema"]
-        assert anthropic_sdk.transform_schema(schema) == schema, definition["name"]
+        assert _typeless_enums(anthropic_sdk.transform_schema(schema)) == _typeless_enums(schema), definition["name"]
         for node in schema_nodes(schema):
             if node.get("type") == "object":
                 assert node["additionalProperties"] is False

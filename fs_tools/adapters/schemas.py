@@ -57,14 +57,12 @@ def strict_required(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 def strict_optional(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Anthropic's strict form: the published schema with only the keywords strict tool use supports
-    (``minItems`` only as 0 or 1; no ``type`` beside an ``enum``), and ``additionalProperties: false`` on
-    every object."""
+    (``minItems`` only as 0 or 1), and ``additionalProperties: false`` on every object."""
     out = _pruned(schema, _STRICT_OPTIONAL_KEYWORDS)
     for node in schema_nodes(out):
         if node.get("minItems") not in (None, 0, 1):
             del node["minItems"]
-        if "enum" in node or "const" in node:
-            node.pop("type", None)  # the literals say it (the SDK's transform_schema drops it too)
+
         if "properties" in node:
             node["additionalProperties"] = False
     return out

@@ -200,21 +200,12 @@ _SIGNATURES: list[tuple[int, bytes, str, str]] = [
     (4, b"ftyp", "an MP4 or QuickTime video", "media"),
     (0, b"\x1aE\xdf\xa3", "a Matroska or WebM video", "media"),
 ]
-_UTF_BOMS = [
-    (b"\xff\xfe\x00\x00", "UTF-32 text (little-endian, with a BOM)"),
-    (b"\x00\x00\xfe\xff", "UTF-32 text (big-endian, with a BOM)"),
-    (b"\xff\xfe", "UTF-16 text (little-endian, with a BOM)"),
-    (b"\xfe\xff", "UTF-16 text (big-endian, with a BOM)"),
-]
 
 
 def appears(head: bytes, *, nul: bool, around: bytes = b"") -> dict[str, str]:
     """What a file that is not UTF-8 text appears to be, from its first bytes (and ``around``, the bytes
     about where decoding failed): ``appears`` (in words) and ``family`` (image, document, archive,
     binary, media, utf16, encoding; with ``encoding``, iconv's name for it); {} when unknown."""
-    for bom, words in _UTF_BOMS:
-        if head.startswith(bom):
-            return {"appears": words, "family": "utf16"}
     if head[:4] == b"RIFF" and head[8:12] in (b"WEBP", b"WAVE", b"AVI "):
         kind = {b"WEBP": ("a WebP image", "image"), b"WAVE": ("a WAV audio file", "media")}
         words, family = kind.get(head[8:12], ("an AVI video", "media"))
@@ -245,42 +236,30 @@ def appears(head: bytes, *, nul: bool, around: bytes = b"") -> dict[str, str]:
     return {}
 
 
-# charset-normalizer's codec names -> (how the text names the encoding, iconv's name for it); a Latin guess
-# gets no iconv name: Western and Central European text are told apart by words, not bytes
+# The encodings a guess may name: how the text names each, the languages charset-normalizer must also find
+# for its guess to be named, and its codec names with iconv's name for each. A Latin guess is named as
+# one family without an iconv name: Western and Central European text are told apart by words, not bytes.
 _WESTERN = ("a single-byte Latin encoding (Western or Central European: Windows-1252, Latin-1, Windows-1250)", "")
+_CYRILLIC = ("Russian", "Ukrainian", "Bulgarian", "Serbian", "Macedonian", "Belarusian", "Kazakh")
+_FAMILIES: list[tuple[str, tuple[str, ...], dict[str, str]]] = [
+    ("Shift_JIS (Japanese)", ("Japanese",), {"cp932": "CP932", "shift_jis": "SHIFT_JIS"}),
+    ("EUC-JP (Japanese)", ("Japanese",), {"euc_jp": "EUC-JP", "euc_jis_2004": "EUC-JP"}),
+    ("GB18030 / GBK (Chinese)", ("Chinese",), {"gb18030": "GB18030", "gb2312": "GB18030", "gbk": "GB18030"}),
+    ("Big5 (traditional Chinese)", ("Chinese",), {"big5": "BIG5"}),
+    ("EUC-KR (Korean)", ("Korean",), {"cp949": "CP949", "euc_kr": "EUC-KR"}),
+    ("Windows-1251 (Cyrillic)", _CYRILLIC, {"cp1251": "WINDOWS-1251"}),
+    ("KOI8-R (Cyrillic)", _CYRILLIC, {"koi8_r": "KOI8-R"}),
+    ("KOI8-U (Cyrillic)", _CYRILLIC, {"koi8_u": "KOI8-U"}),
+    ("Windows-1253 (Greek)", ("Greek",), {"cp1253": "WINDOWS-1253"}),
+    ("Windows-1255 (Hebrew)", ("Hebrew",), {"cp1255": "WINDOWS-1255"}),
+    ("Windows-1256 (Arabic)", ("Arabic", "Farsi", "Persian", "Urdu"), {"cp1256": "WINDOWS-1256"}),
+    ("Windows-874 / TIS-620 (Thai)", ("Thai",), {"cp874": "WINDOWS-874", "tis_620": "TIS-620"}),
+]
+# charset-normalizer's codec name -> (the family's words, its languages, iconv's name)
 _ENCODINGS = {
-    "cp932": ("Shift_JIS (Japanese)", "CP932"),
-    "shift_jis": ("Shift_JIS (Japanese)", "SHIFT_JIS"),
-    "euc_jp": ("EUC-JP (Japanese)", "EUC-JP"),
-    "euc_jis_2004": ("EUC-JP (Japanese)", "EUC-JP"),
-    "gb18030": ("GB18030 / GBK (Chinese)", "GB18030"),
-    "gb2312": ("GB18030 / GBK (Chinese)", "GB18030"),
-    "gbk": ("GB18030 / GBK (Chinese)", "GB18030"),
-    "big5": ("Big5 (traditional Chinese)", "BIG5"),
-    "cp949": ("EUC-KR (Korean)", "CP949"),
-    "euc_kr": ("EUC-KR (Korean)", "EUC-KR"),
-    "cp1251": ("Windows-1251 (Cyrillic)", "WINDOWS-1251"),
-    "koi8_r": ("KOI8-R (Cyrillic)", "KOI8-R"),
-    "koi8_u": ("KOI8-U (Cyrillic)", "KOI8-U"),
-    "cp1253": ("Windows-1253 (Greek)", "WINDOWS-1253"),
-    "cp1255": ("Windows-1255 (Hebrew)", "WINDOWS-1255"),
-    "cp1256": ("Windows-1256 (Arabic)", "WINDOWS-1256"),
-    "cp874": ("Windows-874 (Thai)", "WINDOWS-874"),
-    "tis_620": ("TIS-620 (Thai)", "TIS-620"),
+    codec: (words, languages, iconv) for words, languages, codecs_ in _FAMILIES for codec, iconv in codecs_.items()
 }
 _EVIDENCE = 16  # bytes over 0x7f a guess needs (charset-normalizer took 'café' in ASCII code for Urdu)
-# the languages charset-normalizer must also find for its guess of each encoding to be named
-_CJK = {"CP932": "Japanese", "SHIFT_JIS": "Japanese", "EUC-JP": "Japanese", "GB18030": "Chinese", "BIG5": "Chinese"}
-_CYRILLIC = frozenset({"Russian", "Ukrainian", "Bulgarian", "Serbian", "Macedonian", "Belarusian", "Kazakh"})
-_LANGUAGES: dict[str, frozenset[str]] = {
-    **{iconv: frozenset({language}) for iconv, language in _CJK.items()},
-    **{iconv: frozenset({"Korean"}) for iconv in ("CP949", "EUC-KR")},
-    **{iconv: _CYRILLIC for iconv in ("WINDOWS-1251", "KOI8-R", "KOI8-U")},
-    "WINDOWS-1253": frozenset({"Greek"}),
-    "WINDOWS-1255": frozenset({"Hebrew"}),
-    "WINDOWS-1256": frozenset({"Arabic", "Farsi", "Persian", "Urdu"}),
-    **{iconv: frozenset({"Thai"}) for iconv in ("WINDOWS-874", "TIS-620")},
-}
 _LATIN = {
     *("cp1250", "cp1252", "cp1254", "cp1257", "cp850", "latin_1", "mac_roman", "mac_latin2", "mac_iceland"),
     *("iso8859_2", "iso8859_3", "iso8859_4", "iso8859_9", "iso8859_10", "iso8859_13", "iso8859_14", "iso8859_15"),
@@ -304,17 +283,18 @@ def guess_encoding(sample: bytes) -> tuple[str, str] | None:
     if best.encoding in _LATIN:
         return _WESTERN
     named = _ENCODINGS.get(best.encoding)
-    if named is None or best.language not in _LANGUAGES[named[1]]:
+    if named is None or best.language not in named[1]:
         return None  # a guess its own language detection does not back
+    words, _, iconv = named
     for other in matches[1:]:
-        if _ENCODINGS.get(other.encoding) == named:
-            continue
+        if other.encoding in _ENCODINGS and _ENCODINGS[other.encoding][0] == words:
+            continue  # the same family by another codec name
         # a rival of another encoding about as clean and about as coherent: a coin toss (Hebrew text in
         # Windows-1255 came out Windows-1251 Russian at 0.29 coherence, Hebrew next at 0.21)
         if other.chaos - best.chaos < 0.05 and other.coherence * 1.5 >= best.coherence:
             return None
         break
-    return named
+    return words, iconv
 
 
 class WideLines:

@@ -14,15 +14,15 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from fs_tools.errors import NotText
-from fs_tools.provider.content import BOM, ENCODING_NAMES, wide_encoding
+from fs_tools.provider.content import BOM, ENCODING_NAMES, decode_text, wide_encoding
 
 NOTEBOOK_MAX_BYTES = 64 << 20  # the largest notebook read whole to show or change its cells
 CELL_TYPES = ("code", "markdown", "raw")
-_CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 _START = re.compile(rb'\A(?:\xef\xbb\xbf)?[ \t\r\n]*\{[ \t\r\n]*"(?:cells|metadata|nbformat|nbformat_minor)"')
@@ -198,6 +198,7 @@ def notebook_or_refuse(data: bytes, display: str) -> Notebook:
     notebook = parse_notebook(data)
     if notebook is not None:
         return notebook
+    decode_text(data, display)  # bytes that are not text at all: FS_NOT_TEXT saying what they appear to be
     if len(data) > NOTEBOOK_MAX_BYTES:
         why = f"it is {len(data):,} bytes, more than the {NOTEBOOK_MAX_BYTES:,} bytes fs-tools reads as a notebook"
     elif wide_encoding(data[:4]) is not None:
@@ -243,18 +244,24 @@ def _layout_of(data: bytes, bom: bool) -> Layout:
     indent: int | str | None = None
     first = body.find(b"\n")
     if first >= 0:
-        line = body[first + 1 : body.find(b"\n", first + 1) if body.find(b"\n", first + 1) >= 0 else len(body)]
-        blank = line[: len(line) - len(line.lstrip(b" \t"))]
+        end = body.find(b"\n", first + 1)
+        second = body[first + 1 : end if end >= 0 else len(body)]  # the first key's line: its indent is the layout's
+        blank = second[: len(second) - len(second.lstrip(b" \t"))]
         indent = "\t" * len(blank) if blank.startswith(b"\t") else len(blank)  # 0: lines, none indented
     return Layout(indent=indent, ensure_ascii=False, newline=newline, final_newline=final, bom=bom)
 
 
-def source_of(cell: dict[str, Any]) -> str:
+def source_of(cell: Mapping[str, Any]) -> str:
     """A cell's source as one string (nbformat keeps it as a list of lines or as one string)."""
-    source = cell.get("source", "")
-    if isinstance(source, list):
-        return "".join(part for part in source if isinstance(part, str))
-    return source if isinstance(source, str) else ""
+    return multiline(cell.get("source", ""))
+
+
+def multiline(value: object) -> str:
+    """A notebook's multi-line string (a source, a stream's text, a MIME bundle's text) as one string:
+    nbformat keeps each as a list of lines or as one string; anything else is no text."""
+    if isinstance(value, list):
+        return "".join(part for part in value if isinstance(part, str))
+    return value if isinstance(value, str) else ""
 
 
 def split_source(text: str) -> list[str]:
@@ -285,7 +292,3 @@ def change_type(cell: dict[str, Any], cell_type: str) -> None:
         items = sorted(cell.items())
         cell.clear()
         cell.update(items)
-
-
-def valid_cell_id(value: str) -> bool:
-    return _CELL_ID.fullmatch(value) is not None

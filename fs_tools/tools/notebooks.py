@@ -13,7 +13,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import StaleVersion, TooLarge, ToolArgsError, path_label
-from fs_tools.provider import Notebook, Snapshot, change_type, decode_text, notebook_or_refuse, set_source, source_of
+from fs_tools.provider import Notebook, Snapshot, change_type, multiline, notebook_or_refuse, set_source, source_of
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.mutation import commit_gated
@@ -86,7 +86,7 @@ def _cell_text(index: int, cell: Mapping[str, Any]) -> str:
         facts.append(f'id "{cell["id"]}"')
     if kind == "code" and isinstance(cell.get("execution_count"), int):
         facts.append(f"execution count {cell['execution_count']}")
-    source = source_of(dict(cell))
+    source = source_of(cell)
     lines = [f"--- {', '.join(facts)} ---", source.rstrip("\n") if source.strip() else "(empty)"]
     outputs = cell.get("outputs")
     if kind == "code" and isinstance(outputs, list):
@@ -104,7 +104,7 @@ def _output_text(number: int, output: object) -> list[str]:
         return [f"[output {number}: not an output object]"]
     kind = str(output.get("output_type", "unknown"))
     if kind == "stream":
-        return [f"[output {number}: {output.get('name', 'stream')}]", *_clip(_joined(output.get("text")))]
+        return [f"[output {number}: {output.get('name', 'stream')}]", *_clip(multiline(output.get("text")))]
     if kind == "error":
         evalue = _ANSI.sub("", str(output.get("evalue", "")))
         if len(evalue) > MAX_OUTPUT_CHARS:
@@ -116,18 +116,12 @@ def _output_text(number: int, output: object) -> list[str]:
     others = [f"{mime} ({_size(value):,} bytes)" for mime, value in data.items()]
     described = f"[output {number}: {kind}, " + ", ".join(others) + "]" if others else f"[output {number}: {kind}]"
     plain = data.get("text/plain")
-    return [described, *(_clip(_joined(plain)) if plain is not None else [])]
+    return [described, *(_clip(multiline(plain)) if plain is not None else [])]
 
 
 def _size(value: object) -> int:
-    text = _joined(value) if isinstance(value, (str, list)) else json.dumps(value, ensure_ascii=False, default=str)
+    text = multiline(value) if isinstance(value, (str, list)) else json.dumps(value, ensure_ascii=False, default=str)
     return len(text.encode("utf-8", "surrogatepass"))
-
-
-def _joined(value: object) -> str:
-    if isinstance(value, list):
-        return "".join(part for part in value if isinstance(part, str))
-    return value if isinstance(value, str) else ""
 
 
 def _clip(text: str) -> list[str]:
@@ -213,7 +207,6 @@ def run_notebook_edit(ctx: ToolContext, args: NotebookEditArgs) -> ToolOutput:
     done: dict[str, Any] = {}
 
     def produce(snapshot: Snapshot) -> bytes:
-        decode_text(snapshot.data, display)  # FS_NOT_TEXT for bytes that are not text at all, saying what they are
         notebook = notebook_or_refuse(snapshot.data, display)
         done["exact"] = notebook.exact  # found on the notebook as it is, before the change
         done.update(_change(ctx, notebook, args, display))

@@ -11,8 +11,10 @@ skipped without decoding. The check must never skip a file that matches (no fals
   are not used (CRLF becomes LF before matching). Where ``re`` (whose parser this uses) reads a
   literal the ``regex`` engine may read syntax: ``c{e<=1}`` is a fuzzy match of ``c``, ``[[:alpha:]]``
   a POSIX class. A pattern with a literal ``{`` at the top or with ``[:`` is not filtered at all, and
-  ``}`` and ``]`` never count; nor does whitespace in verbose mode (``(?x)``), of which the ``regex``
-  engine skips more than ``re`` does, nor a lone surrogate.
+  ``}`` and ``]`` never count; nor does a lone surrogate. In verbose mode (``(?x)``) a character counts
+  only where the installed ``regex`` engine, asked once per character, reads it as itself: which
+  whitespace it skips has changed between its releases (U+00A0 and U+3000 were skipped until 2026.12.2),
+  so no copy of its rules is kept here.
 - Case-insensitive: the literal must be ASCII, and it is looked for ignoring ASCII case. That is exact
   for a file whose bytes are all ASCII, and for any file when the literal has no letter that folds to a
   non-ASCII one in the ``regex`` engine (``i``: U+0130 İ, U+0131 ı; ``k``: U+212A K; ``s``: U+017F ſ);
@@ -21,10 +23,13 @@ skipped without decoding. The check must never skip a file that matches (no fals
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from collections.abc import Callable
 from typing import Any
+
+import regex
 
 # The parser re.compile itself uses; no public API hands out the parsed tree (grep's validation uses it too).
 re_parser: Any = importlib.import_module("re._parser")
@@ -73,8 +78,21 @@ def _read(pattern: str) -> tuple[list[str], bool]:
 def _counts(char: str, verbose: bool) -> bool:
     """Whether a literal ``re`` reads is one every match holds, as the regex engine reads it too: not a
     line ending, brace, bracket or U+FFFD; not a lone surrogate (no text holds one); and in verbose mode
-    not whitespace — the regex engine skips more of it than ``re`` (U+00A0, U+3000, U+001C–U+001F, …)."""
-    return char not in _UNSAFE and not "\ud800" <= char <= "\udfff" and not (verbose and char.isspace())
+    only a character the engine reads as itself there (not one it skips as whitespace)."""
+    if char in _UNSAFE or "\ud800" <= char <= "\udfff":
+        return False
+    return not verbose or _verbose_engine_reads_itself(char)
+
+
+@functools.lru_cache(maxsize=4096)
+def _verbose_engine_reads_itself(char: str) -> bool:
+    """Whether the installed regex engine, in verbose mode, reads ``char`` written as is as a literal of
+    itself: False for what it skips (whitespace, by its own release's rules) and for syntax (then the
+    pattern had the character escaped, and dropping it only makes the filter weaker, never wrong)."""
+    try:
+        return regex.fullmatch(f"(?x)a{char}b", f"a{char}b") is not None
+    except regex.error:
+        return False
 
 
 def prefilter(pattern: str, case_insensitive: bool) -> Prefilter | None:

@@ -418,18 +418,22 @@ def _session_state(args: argparse.Namespace, roots: list[str]) -> tuple[str, Pat
 
 
 def _store_of(given: str | Path, roots: list[str]) -> Path | str:
-    """A ``--state`` / ``--store``: a Redis URL as it is, else a SQLite file that must lie outside the roots."""
-    from fs_tools.redis_store import is_redis_url
+    """A ``--state`` / ``--store``: a Redis URL as it is, else a SQLite file that must lie outside the roots
+    (the library's rule, with the default named); an unknown ``scheme://`` is a host error."""
+    from fs_tools.observation_store import StoreInsideRoot, store_location
 
-    if is_redis_url(given):
-        return str(given)
-    state = Path(given)
-    _check_outside(state, roots)
-    return state
+    try:
+        return store_location(given, roots)
+    except StoreInsideRoot as exc:
+        raise _BadSetup(f"{exc} (the default is {str(default_state_file())!r})") from exc
+    except ValueError as exc:
+        raise _BadSetup(str(exc)) from exc
 
 
 def _history(args: argparse.Namespace) -> int:
     """``checkpoint``, ``history``, ``diff`` and ``rewind`` of a ``call`` session (SPEC §16)."""
+    from fs_tools.errors import HarnessError
+
     roots, options = _roots(args.root), _workspace_options(args)
     session_key, state = _session_state(args, roots)
     if args.command != "checkpoint" and isinstance(state, Path) and not state.exists():
@@ -448,6 +452,10 @@ def _history(args: argparse.Namespace) -> int:
                 return _rewound(session, args.mark, args.force)
         except ValueError as exc:  # an unknown mark
             raise _BadSetup(str(exc)) from exc
+        except HarnessError as exc:  # the store failed, or holds a row fs-tools did not write: the command
+            # line was fine (not exit 2); one line with the code first, as a script greps it
+            print(f"fs-tools: error: {exc.code}: {' '.join(exc.message.split())}", file=sys.stderr)
+            return TOOL_ERROR
     return 0
 
 
@@ -472,19 +480,6 @@ def _rewound(session: Session, mark: str, force: bool) -> int:
     if report.code is not None:
         print(f"error: {report.code}", file=sys.stderr)
     return TOOL_ERROR if report.is_error else 0
-
-
-def _check_outside(state: Path, roots: list[str]) -> None:
-    """The observation store must lie outside every root: inside one, the model could read it or write
-    over the record of what it has read."""
-    where = os.path.realpath(state)
-    for root in roots:
-        top = os.path.realpath(root)
-        if root and os.path.commonpath([where, top]) == top:
-            raise _BadSetup(
-                f"the observation store {str(state)!r} lies inside the workspace root {root!r}; keep it outside "
-                f"the roots (the default is {str(default_state_file())!r})"
-            )
 
 
 def _keep_contents_in_store(workspace: Workspace) -> None:

@@ -8,15 +8,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fs_tools.errors import StoreUnavailable
 from fs_tools.history.model import DEFAULT_HISTORY_BYTES
 from fs_tools.provider import VersionCache
+from fs_tools.redis_store import is_redis_url, shown_url
 from policy import ABSENT, Observation, Present
 
 if TYPE_CHECKING:
@@ -44,6 +46,52 @@ CREATE INDEX IF NOT EXISTS contents_by_turn ON contents (stored)
 """
 _CONTENT_COLUMNS = ["version", "data", "size", "stored"]
 DEFAULT_CONTENT_BYTES = 16 << 20
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")  # RFC 3986's scheme, then an authority
+KNOWN_STORES = "redis://, rediss:// or unix:// (Redis), or a SQLite file's path (or sqlite:///absolute/path)"
+
+
+def store_location(value: str | os.PathLike[str], roots: Sequence[str | os.PathLike[str]]) -> str | Path:
+    """What a ``store=`` (``--store``, ``--state``) value names: a Redis URL (returned as it is) or the
+    path of a SQLite file, which must lie outside every root. The one place a store is chosen by its
+    URL's scheme: any other ``scheme://`` is a one-line ``ValueError``, never a file name (it would make
+    a directory named after the scheme). A ``PathLike`` is always a file: ``Path`` folds ``//``."""
+    if isinstance(value, str) and (found := _SCHEME.match(value)) is not None:
+        if is_redis_url(value):
+            return value
+        shown = shown_url(value)
+        shown = repr(shown if len(shown) <= 80 else shown[:80] + "…")
+        if found.group(1).lower() != "sqlite":
+            raise ValueError(f"observation store {shown} has an unknown scheme {found.group(0)!r}: give {KNOWN_STORES}")
+        value = value[found.end() :]
+        if not value.startswith("/"):  # sqlite://host/... names another machine; a relative path has no URL
+            raise ValueError(
+                f"observation store {shown}: a sqlite:// URL names a file by its absolute path "
+                "(sqlite:///var/state.db); give a relative path without the scheme"
+            )
+    path = Path(value)
+    check_outside_roots(path, roots)
+    return path
+
+
+class StoreInsideRoot(ValueError):
+    """A store file inside a workspace root (a host error: the host named it)."""
+
+
+def check_outside_roots(path: Path, roots: Sequence[str | os.PathLike[str]]) -> None:
+    """A store file must lie outside every root: inside one, a model could read it or write over the
+    record of what it has read. Compared as the kernel resolves them (symlinks, ``..``, a relative root
+    or path from the working directory), so no spelling slips a store into a root."""
+    where = os.path.realpath(path)
+    for root in roots:
+        try:
+            top = os.path.realpath(root) if isinstance(root, str | os.PathLike) and os.fspath(root) else None
+        except (TypeError, ValueError):  # not a root at all: the provider says so, naming it
+            top = None
+        if isinstance(top, str) and os.path.commonpath([where, top]) == top:
+            raise StoreInsideRoot(
+                f"the observation store {str(path)!r} lies inside the workspace root {os.fspath(root)!r}; keep "
+                "it outside the roots"
+            )
 
 
 class SqliteStore:

@@ -29,7 +29,7 @@ from fs_tools.errors import (
     UnknownTool,
 )
 from fs_tools.history import DEFAULT_HISTORY_BYTES, HistoryEntry, HistoryStore, MemoryHistory, RewindReport
-from fs_tools.observation_store import SqliteStore
+from fs_tools.observation_store import SqliteStore, check_outside_roots, store_location
 from fs_tools.provider import (
     DEFAULT_IMAGE_BYTES,
     DEFAULT_IMAGE_PIXELS,
@@ -38,7 +38,6 @@ from fs_tools.provider import (
     FileProvider,
     Provider,
 )
-from fs_tools.redis_store import is_redis_url
 from fs_tools.result import ToolResult
 from fs_tools.terms import speaking
 from fs_tools.tools import ReadMemory, Tool, ToolContext, checkpoints
@@ -248,7 +247,13 @@ class Workspace:
             )
         # Checked in order of cost, and whatever was opened is closed again if a later option is bad:
         # a host that retries with a fixed option leaks no descriptor or connection.
-        shared = is_redis_url(store)
+        root_names = given.real_root_paths if given is not None else _root_list(cast(_Roots, roots))
+        located: str | Path | None = None  # a Redis URL or a SQLite file, checked before anything is opened
+        if isinstance(store, str | os.PathLike):
+            located = store_location(store, root_names)
+        elif isinstance(store, SqliteStore):  # the host's own: the same rule, though the file exists already
+            check_outside_roots(store.path, root_names)
+        shared = isinstance(located, str)
         if not shared and (workspace_id is not None or key_prefix is not None):
             named = "workspace_id" if workspace_id is not None else "key_prefix"
             raise ValueError(
@@ -258,19 +263,19 @@ class Workspace:
         opened: SqliteStore | RedisStore | None = None
         if store is None:
             self.store: ObservationStore = MemoryStore()
-        elif shared:
+        elif isinstance(located, str):
             from fs_tools.redis_store import RedisStore
 
             self.store = opened = RedisStore(
-                str(store),
+                located,
                 workspace_id=workspace_id,
                 key_prefix="fs-tools" if key_prefix is None else key_prefix,
                 max_history_bytes=budget,
             )
-        elif isinstance(store, str | os.PathLike):
-            self.store = opened = SqliteStore(store, max_history_bytes=budget)
+        elif located is not None:
+            self.store = opened = SqliteStore(located, max_history_bytes=budget)
         else:
-            self.store = store
+            self.store = cast(ObservationStore, store)
         if callable(getattr(self.store, "bind", None)):
             # a shared store (Redis): the session may have read the file through another process since,
             # so "unchanged since your last read" could be false here; each re-read shows the text
@@ -285,7 +290,7 @@ class Workspace:
                 self.provider: Provider = given
             else:
                 self.provider = FileProvider(
-                    [roots] if isinstance(roots, str | os.PathLike) else list(cast(Sequence[str], roots)),
+                    _root_list(cast(_Roots, roots)),
                     max_file_bytes=max_file_bytes,
                     max_read_bytes=max_read_bytes,
                     lock_timeout=lock_timeout,
@@ -498,6 +503,16 @@ class Workspace:
 
 _TOOL_NAME_CHARACTERS = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 MAX_TOOL_NAME = 64  # OpenAI's and Gemini's limit on a function name
+
+
+_Roots = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def _root_list(roots: _Roots) -> list[str | os.PathLike[str]]:
+    """The roots as given, one or several (what is wrong with them is the provider's to say)."""
+    if isinstance(roots, str | os.PathLike):
+        return [roots]
+    return list(roots) if isinstance(roots, Iterable) else []
 
 
 def _history_budget(value: object) -> int:

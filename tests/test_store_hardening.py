@@ -1,0 +1,298 @@
+"""Stores a host names, and rows a store gives back (issue 31): an unknown ``scheme://`` is a one-line
+host error, never a directory named after the scheme; a store file inside a root is refused by the
+library as by the CLI, however the path is spelled; a history row tampered with outside fs-tools (nested
+deep, a time that is no time) is the damaged-row error, never a RecursionError or a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fs_tools import Workspace
+from fs_tools.errors import HarnessError
+from fs_tools.observation_store import SqliteStore
+from tests.redis_server import RedisServer
+
+WAIT = 60.0  # the longest a test waits for a process; reached only when something is broken
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m fs_tools ARGS`` in ``cwd``, without the FS_TOOLS_* settings of whoever runs the tests."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("FS_TOOLS_")}
+    return subprocess.run(
+        [sys.executable, "-m", "fs_tools", *args],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+        env=env,
+        cwd=cwd,
+    )
+
+
+def _host_error(done: subprocess.CompletedProcess[str], *facts: str) -> None:
+    """Exit status 2 and one line on stderr carrying ``facts``; no traceback."""
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.stderr.startswith("fs-tools: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    for fact in facts:
+        assert fact in done.stderr, (fact, done.stderr)
+
+
+# --- D: an unknown scheme:// -------------------------------------------------------------------------------
+
+
+UNKNOWN = "nosuchscheme://127.0.0.1:1/0"
+
+
+def test_serve_refuses_an_unknown_store_scheme_and_makes_nothing(root: Path, tmp_path: Path) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    done = _run("serve", "--root", str(root), "--store", UNKNOWN, cwd=cwd)
+    _host_error(done, repr(UNKNOWN), "unknown scheme 'nosuchscheme://'", "redis://")
+    assert list(cwd.iterdir()) == []  # was: a directory 'nosuchscheme:' holding a SQLite file
+
+
+def test_call_refuses_an_unknown_state_scheme_without_showing_its_password(root: Path, tmp_path: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    done = _run(
+        "call", "--root", str(root), "--session", "k", "--state", "nosuch://me:hunter2@127.0.0.1:1/0",
+        "read", '{"file_path": "a.txt"}', cwd=cwd,
+    )  # fmt: skip
+    _host_error(done, "'nosuch://me:***@127.0.0.1:1/0'", "unknown scheme 'nosuch://'")
+    assert "hunter2" not in done.stderr
+    assert list(cwd.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("store", "facts"),
+    [
+        (UNKNOWN, ("unknown scheme 'nosuchscheme://'", "sqlite:///")),
+        ("HTTP://example.com/x.db", ("unknown scheme 'HTTP://'",)),
+        ("sqlite://host/x.db", ("a sqlite:// URL names a file by its absolute path",)),
+    ],
+)
+def test_the_library_refuses_an_unknown_store_scheme(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str, facts: tuple[str, ...]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError) as raised:
+        Workspace(root, store=store)
+    message = str(raised.value)
+    assert "\n" not in message and repr(store) in message
+    for fact in facts:
+        assert fact in message, message
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["outside", "root"]  # nothing made
+
+
+def test_a_sqlite_url_names_the_file_and_a_path_object_is_always_a_file(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (root / "a.txt").write_text("one\n")
+    state = tmp_path / "state" / "o.db"
+    with Workspace(root, store=f"sqlite://{state}") as ws:
+        assert not ws.session("k").call("read", {"file_path": "a.txt"}).is_error
+        assert isinstance(ws.store, SqliteStore) and ws.store.path == state
+    with Workspace(root, store=Path("odd:") / "x.db") as ws:  # Path folds '//': never a URL
+        assert isinstance(ws.store, SqliteStore)
+    assert (tmp_path / "odd:" / "x.db").is_file()
+
+
+def test_redis_urls_still_go_to_redis(root: Path) -> None:
+    # Port 1 refuses at once: the store is Redis's to open (and fails as Redis), never a file.
+    with pytest.raises(ValueError, match=r"^observation store redis://127\.0\.0\.1:1/0 cannot be reached"):
+        Workspace(root, store="redis://127.0.0.1:1/0")
+
+
+# --- C: a store file inside a root -------------------------------------------------------------------------
+
+
+def _refused_inside(root: Path | str | list[Path], store: Any, shown: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        Workspace(root, store=store)
+    message = str(raised.value)
+    assert message.startswith(f"the observation store {shown!r} lies inside the workspace root")
+    assert "\n" not in message and "keep it outside the roots" in message
+
+
+def test_the_library_refuses_a_store_file_inside_a_root(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "into-root").symlink_to(root)
+    (root / "sub").mkdir()
+    (root / "sub" / "back").symlink_to(tmp_path / "elsewhere")
+    cases: list[tuple[Path | str, Any, str]] = [
+        (root, root / "state.db", str(root / "state.db")),
+        (root, str(root / "new" / "dir" / "state.db"), str(root / "new" / "dir" / "state.db")),
+        ("root", "root/state.db", "root/state.db"),  # a relative root and store
+        ("root", tmp_path / "root" / "s.db", str(tmp_path / "root" / "s.db")),  # a relative root only
+        (root, "into-root/state.db", "into-root/state.db"),  # through a symlink to the root
+        (tmp_path / "into-root", root / "s.db", str(root / "s.db")),  # the root given through a symlink
+        (root, f"sqlite://{root / 's.db'}", str(root / "s.db")),
+        (root, tmp_path / "outside" / ".." / "root" / "s.db", str(tmp_path / "outside" / ".." / "root" / "s.db")),
+    ]
+    for given_root, store, shown in cases:
+        _refused_inside(given_root, store, shown)
+    # the rule also holds for a SqliteStore the host made itself, and for a second root
+    made = SqliteStore(root / "made.db")
+    try:
+        _refused_inside(root, made, str(root / "made.db"))
+    finally:
+        made.close()
+    (tmp_path / "second").mkdir()
+    _refused_inside([root, tmp_path / "second"], tmp_path / "second" / "s.db", str(tmp_path / "second" / "s.db"))
+    # nothing was made inside the root, and a store beside it is fine
+    assert sorted(p.name for p in root.iterdir()) == ["made.db", "sub"]
+    with Workspace(root, store=root / "sub" / "back" / "ok.db") as ws:  # a symlink leading out of the root
+        assert ws.session("k").call("write", {"file_path": "n.txt", "content": "x\n"}).error is None
+    assert (tmp_path / "elsewhere" / "ok.db").is_file()
+
+
+def test_call_still_refuses_a_store_inside_a_root_with_exit_2(root: Path, tmp_path: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    (tmp_path / "link").symlink_to(root)
+    done = _run(
+        "call", "--root", "root", "--state", "link/s.db", "--session", "k", "read", '{"file_path": "a.txt"}',
+        cwd=tmp_path,
+    )  # fmt: skip
+    _host_error(done, "the observation store 'link/s.db' lies inside the workspace root 'root'", "the default is")
+    assert not (root / "s.db").exists()
+
+
+# --- B: a history row tampered with outside fs-tools -------------------------------------------------------
+
+HISTORY_TOOLS = ["read", "write", "checkpoint", "history", "diff", "rewind"]
+DEEP = "[" * 100_000 + "]" * 100_000  # deeper than json's parser recurses: it raised RecursionError
+# SQLite keeps a REAL infinity as one; NaN it turns into NULL, so a tamperer stores it as text
+TAMPERED = {
+    "deep": ("steps", DEEP, "nested deeper than any row fs-tools writes"),
+    "deep-in-a-row": ("steps", '[["e", ' + DEEP + ", null, null]]", "nested deeper than any row fs-tools writes"),
+    "nested-path": ("steps", '[["e", [[["a"]]], null, null]]', "a path is a list, not a string"),
+    "infinite-time": ("at", float("inf"), "its time is inf"),
+    "nan-time": ("at", "NaN", "its time is 'NaN'"),
+    "huge-time": ("at", 1e300, "its time is 1e+300"),
+}
+
+
+def _recorded(root: Path, store: Path | str) -> str:
+    """A store holding one recorded change of ``a.txt`` by session ``agent``, and the mark before it."""
+    (root / "a.txt").write_text("one\n")
+    with Workspace(root, store=store) as ws:
+        s = ws.session("agent")
+        mark = s.checkpoint()
+        assert s.call("read", {"file_path": "a.txt"}).error is None
+        assert s.call("write", {"file_path": "a.txt", "content": "two\n"}).error is None
+    return mark
+
+
+def _refused_everywhere(root: Path, store: Path | str, mark: str, fact: str) -> None:
+    """history, diff and rewind: the damaged-row STORE_UNAVAILABLE naming what is wrong; a write still
+    works (the change stands, logged unrecorded) and nothing is touched by the refused rewind."""
+    with Workspace(root, store=store, tools=HISTORY_TOOLS) as ws:
+        s = ws.session("agent")
+        for tool, arguments in (("history", {}), ("diff", {}), ("rewind", {"mark": mark})):
+            result = s.call(tool, arguments)
+            assert result.error is not None and result.error.code == "STORE_UNAVAILABLE", (tool, result.text)
+            assert "entry 2 is damaged" in result.text and fact in result.text, result.text
+            assert "\n" not in result.error.message and len(result.error.message) < 400
+        for method in (s.history, s.diff, lambda: s.rewind(mark)):
+            with pytest.raises(HarnessError) as raised:
+                method()
+            assert raised.value.code == "STORE_UNAVAILABLE" and fact in raised.value.message
+            assert isinstance(raised.value.__cause__, ValueError)  # the row's own fault, chained
+        assert (root / "a.txt").read_text() == "two\n"
+        assert s.call("write", {"file_path": "a.txt", "content": "three\n"}).error is None
+    assert (root / "a.txt").read_text() == "three\n"
+
+
+@pytest.mark.parametrize("case", sorted(TAMPERED))
+def test_a_tampered_sqlite_history_row_is_the_damaged_row_error(root: Path, tmp_path: Path, case: str) -> None:
+    column, value, fact = TAMPERED[case]
+    store = tmp_path / "state.db"
+    mark = _recorded(root, store)
+    with sqlite3.connect(store) as db:
+        assert db.execute(f"UPDATE history SET {column} = ? WHERE tool = 'write'", (value,)).rowcount == 1
+    _refused_everywhere(root, store, mark, fact)
+
+
+@pytest.mark.parametrize("case", ["deep", "nan-time"])
+def test_fs_tools_history_prints_one_line_for_a_tampered_row(root: Path, tmp_path: Path, case: str) -> None:
+    column, value, fact = TAMPERED[case]
+    store = tmp_path / "state.db"
+    _recorded(root, store)
+    with sqlite3.connect(store) as db:
+        db.execute(f"UPDATE history SET {column} = ? WHERE tool = 'write'", (value,))
+    for command in (["history"], ["diff"]):
+        done = _run(*command, "--root", str(root), "--state", str(store), "--session", "agent", cwd=tmp_path)
+        assert done.returncode == 1, (done.returncode, done.stderr)  # the command line was fine: not 2
+        assert done.stderr.startswith("fs-tools: error: STORE_UNAVAILABLE: the history store's entry 2 is damaged")
+        assert done.stderr.count("\n") == 1 and fact in done.stderr and "Traceback" not in done.stderr
+        assert done.stdout == ""
+
+
+def test_a_row_made_before_move_identities_still_loads(root: Path, tmp_path: Path) -> None:
+    store = tmp_path / "state.db"
+    (root / "a.txt").write_text("one\n")
+    with Workspace(root, store=store) as ws:
+        s = ws.session("agent")
+        mark = s.checkpoint()
+        assert s.call("read", {"file_path": "a.txt"}).error is None
+        assert s.call("move", {"source": "a.txt", "destination": "b.txt"}).error is None
+    with sqlite3.connect(store) as db:  # the six-field move row of an older fs-tools
+        (steps,) = db.execute("SELECT steps FROM history WHERE tool = 'move'").fetchone()
+        row = json.loads(steps)
+        db.execute("UPDATE history SET steps = ? WHERE tool = 'move'", (json.dumps([row[0][:6]]),))
+    with Workspace(root, store=store) as ws:
+        assert not ws.session("agent").rewind(mark).is_error
+    assert (root / "a.txt").read_text() == "one\n" and not (root / "b.txt").exists()
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    running = RedisServer(tmp_path_factory.mktemp("redis"))
+    running.start()
+    yield running
+    running.stop()
+
+
+@pytest.mark.parametrize(
+    ("body", "fact"),
+    [
+        (lambda kept: DEEP, "nested deeper than any row fs-tools writes"),
+        (lambda kept: json.dumps({**kept, "steps": json.loads("[" * 500 + "]" * 500)}), "its step 1 is not a step"),
+        (lambda kept: json.dumps({**kept, "at": float("nan")}), "its time is nan"),
+        (lambda kept: json.dumps({**kept, "at": float("-inf")}), "its time is -inf"),
+        (lambda kept: json.dumps({**kept, "tool": ["write"]}), "its tool is a list"),
+        (lambda kept: json.dumps([kept]), "not an entry such as fs-tools writes"),
+    ],
+    ids=["deep", "nested-steps", "nan-time", "minus-infinite-time", "list-tool", "not-an-object"],
+)
+def test_a_tampered_redis_history_row_is_the_damaged_row_error(
+    root: Path, redis_server: RedisServer, body: Callable[[dict[str, Any]], str], fact: str
+) -> None:
+    import redis
+
+    redis_server.flush()
+    mark = _recorded(root, redis_server.url)
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        [name] = [key for key in client.keys(b"*") if key.endswith(b"\0entry")]
+        kept = json.loads(client.hget(name, b"2"))
+        assert kept["tool"] == "write"
+        client.hset(name, b"2", body(kept))
+    finally:
+        client.close()
+    _refused_everywhere(root, redis_server.url, mark, fact)

@@ -21,6 +21,7 @@ replicas) is assumed, not Redis Cluster: a history append touches keys a cluster
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -37,9 +38,11 @@ from fs_tools.history.model import (
     Entry,
     Move,
     Step,
-    decode_steps,
+    damaged,
     encode_steps,
     entry_size,
+    load_entry,
+    load_json,
     versions_of,
 )
 from policy import ABSENT, Observation, Present
@@ -448,17 +451,17 @@ class RedisHistory:
             found = self._entries(keys=[self._base()], args=[_raw(session), int(after)], client=db)
         entries = []
         for seq, body in zip(found[::2], found[1::2], strict=True):
+            shown = seq.decode("ascii", "replace")[:20] if isinstance(seq, bytes) else "?"
             try:
-                kept = json.loads(body)
-                steps = keys.local_steps(decode_steps(kept["steps"]))
-                entries.append(
-                    Entry(int(seq), session, float(kept["at"]), kept["tool"], kept["call"], kept["label"], steps)
+                kept = load_json(body)
+                if not isinstance(kept, dict) or not {"at", "tool", "call", "label", "steps"} <= kept.keys():
+                    raise ValueError("it is not an entry such as fs-tools writes")
+                entry = load_entry(
+                    int(seq), session, kept["at"], kept["tool"], kept["call"], kept["label"], kept["steps"]
                 )
-            except (TypeError, ValueError, IndexError, KeyError) as exc:  # written by something else
-                raise StoreUnavailable(
-                    f"the history store's entry {int(seq)} is damaged ({type(exc).__name__}); history, diff and "
-                    "rewind need a store fs-tools wrote"
-                ) from exc
+                entries.append(dataclasses.replace(entry, steps=keys.local_steps(entry.steps)))
+            except ValueError as exc:  # written by something else
+                raise damaged(shown, exc) from exc
         return entries
 
     def blob(self, version: str) -> bytes | None:

@@ -3,12 +3,15 @@ store keeps, the marks a host rewinds to, and the protocol every history store i
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import xxhash
+
+from fs_tools.errors import StoreUnavailable
 
 DEFAULT_HISTORY_BYTES = 64 << 20
 
@@ -99,19 +102,84 @@ def encode_steps(steps: Sequence[Step]) -> list[list[object]]:
     ]
 
 
-def decode_steps(rows: Sequence[Sequence[object]]) -> tuple[Step, ...]:
+def decode_steps(rows: object) -> tuple[Step, ...]:
+    """Steps as a store keeps them (``encode_steps``), checked field by field: a ``ValueError`` saying
+    what is wrong with a row fs-tools did not write (a wrong type, a wrong length, a list where a path
+    belongs — and so no nesting deeper than the format's own two levels)."""
+    if not isinstance(rows, list):
+        raise ValueError(f"its steps are {_kind(rows)}, not a list")
     steps: list[Step] = []
-    for row in rows:
-        if row[0] == "e":
-            steps.append(Effect(str(row[1]), _state(row[2]), _state(row[3])))
+    for number, row in enumerate(rows, 1):
+        if isinstance(row, list) and len(row) == 4 and row[0] == "e":
+            steps.append(Effect(_text(row[1], "a path"), _state(row[2]), _state(row[3])))
+        elif isinstance(row, list) and len(row) in (6, 7) and row[0] == "m":  # 6: made before identities were
+            identity = _text(row[6], "an identity") if len(row) == 7 else ""
+            source, destination = _text(row[1], "a path"), _text(row[2], "a path")
+            steps.append(Move(source, destination, _text(row[3], "a kind"), _state(row[4]), _state(row[5]), identity))
         else:
-            identity = str(row[6]) if len(row) > 6 else ""  # stores made before it was recorded
-            steps.append(Move(str(row[1]), str(row[2]), str(row[3]), _state(row[4]), _state(row[5]), identity))
+            raise ValueError(
+                f"its step {number} is not a step fs-tools writes (['e', path, before, after] or ['m', …])"
+            )
     return tuple(steps)
 
 
 def _state(value: object) -> State:
-    return None if value is None else str(value)
+    return None if value is None else _text(value, "a state")
+
+
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is {_kind(value)}, not a string")
+    return value
+
+
+def _kind(value: object) -> str:
+    """The JSON type of a value, as a message names it."""
+    if value is None:
+        return "null"
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
+    return names.get(type(value), type(value).__name__)
+
+
+# The latest time a history row may carry: the end of year 9999, which datetime can still show. A time
+# a clock never gives (NaN, an infinity, past it) is a row written by something else.
+LATEST_TIME = 253_402_300_799.0
+
+
+def load_json(text: object) -> object:
+    """A stored row's JSON, parsed: a ``ValueError`` for text that is not JSON or is nested deeper than
+    the parser goes (its RecursionError stops at the interpreter's recursion limit, bounded work)."""
+    if not isinstance(text, str | bytes):
+        raise ValueError(f"it is {_kind(text)}, not JSON text")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("it is nested deeper than any row fs-tools writes") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"it is not JSON ({type(exc).__name__})") from None
+
+
+def load_entry(seq: int, session: str, at: object, tool: object, call: object, label: object, steps: object) -> Entry:
+    """An entry from a store's row, every field checked (``steps`` as parsed JSON); a ``ValueError``
+    saying what is wrong with a row fs-tools did not write."""
+    if not isinstance(at, int | float) or isinstance(at, bool) or not 0 <= at <= LATEST_TIME:  # NaN fails too
+        raise ValueError(f"its time is {at!r:.40}, not a time a clock gives")
+    for name, value in (("tool", tool), ("call", call), ("label", label)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"its {name} is {_kind(value)}, not a string")
+    return Entry(seq, session, float(at), _optional(tool), _optional(call), _optional(label), decode_steps(steps))
+
+
+def _optional(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def damaged(seq: object, exc: ValueError) -> StoreUnavailable:
+    """A row written by something else: history, diff and rewind refuse the whole history (a write
+    only logs it), saying which entry and what is wrong with it, in one line."""
+    return StoreUnavailable(
+        f"the history store's entry {seq} is damaged ({exc}); history, diff and rewind need a store fs-tools wrote"
+    )
 
 
 def entry_size(steps: Sequence[Step], label: str | None) -> int:

@@ -11,14 +11,16 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from fs_tools.errors import StoreUnavailable
 from fs_tools.history.model import (
     DEFAULT_HISTORY_BYTES,
     Entry,
     Step,
+    damaged,
     decode_steps,
     encode_steps,
     entry_size,
+    load_entry,
+    load_json,
     versions_of,
 )
 
@@ -153,12 +155,9 @@ class SqliteHistory:
         entries = []
         for seq, at, tool, call, label, steps in rows:
             try:
-                entries.append(Entry(seq, session, float(at), tool, call, label, decode_steps(json.loads(steps))))
-            except (TypeError, ValueError, IndexError) as exc:  # a row damaged outside fs-tools
-                raise StoreUnavailable(
-                    f"the history store's entry {seq} is damaged ({type(exc).__name__}); history, diff and rewind "
-                    "need a store fs-tools wrote"
-                ) from exc
+                entries.append(load_entry(seq, session, at, tool, call, label, load_json(steps)))
+            except ValueError as exc:  # a row damaged outside fs-tools
+                raise damaged(seq, exc) from exc
         return entries
 
     def blob(self, version: str) -> bytes | None:
@@ -197,6 +196,6 @@ def _versions(steps: object) -> set[str]:
     """The versions a stored entry names; none for a row damaged outside fs-tools (it is dropped all the
     same, and the bytes only it named stay until the store is made afresh)."""
     try:
-        return versions_of(decode_steps(json.loads(steps)))  # type: ignore[arg-type]
-    except (TypeError, ValueError, IndexError):
+        return versions_of(decode_steps(load_json(steps)))
+    except ValueError:
         return set()

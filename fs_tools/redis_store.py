@@ -36,7 +36,6 @@ from fs_tools.history.model import (
     DEFAULT_HISTORY_BYTES,
     Effect,
     Entry,
-    Move,
     Step,
     damaged,
     encode_steps,
@@ -128,16 +127,9 @@ class SharedKeys:
 
     def steps(self, steps: Sequence[Step], convert: Any) -> tuple[Step, ...]:
         return tuple(
-            Effect(convert(step.key), step.before, step.after)
+            dataclasses.replace(step, key=convert(step.key))
             if isinstance(step, Effect)
-            else Move(
-                convert(step.source),
-                convert(step.destination),
-                step.kind,
-                step.version,
-                step.replaced,
-                step.identity,
-            )
+            else dataclasses.replace(step, source=convert(step.source), destination=convert(step.destination))
             for step in steps
         )
 

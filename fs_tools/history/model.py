@@ -35,6 +35,10 @@ class Effect:
     key: str
     before: State
     after: State
+    # The permission bits of the file this step took away (a delete), so a rewind recreates it with
+    # them: a 0600 secret must not come back world-readable. None where nothing was taken away, or in a
+    # row written before modes were recorded (then it comes back as a new file is made).
+    mode: int | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class Move:
     version: str | None = None
     replaced: str | None = None
     identity: str = ""  # a directory's device and inode: the rewind moves back that directory only
+    replaced_mode: int | None = None  # the permission bits of the file it replaced (see Effect.mode)
 
     @property
     def is_file(self) -> bool:
@@ -94,12 +99,18 @@ def versions_of(steps: Sequence[Step]) -> set[str]:
 
 
 def encode_steps(steps: Sequence[Step]) -> list[list[object]]:
-    return [
-        ["e", step.key, step.before, step.after]
-        if isinstance(step, Effect)
-        else ["m", step.source, step.destination, step.kind, step.version, step.replaced, step.identity]
-        for step in steps
-    ]
+    """Steps as stores keep them: a list per step, a mode last where one was recorded (rows without it,
+    as older versions wrote them, still load)."""
+    rows: list[list[object]] = []
+    for step in steps:
+        if isinstance(step, Effect):
+            row: list[object] = ["e", step.key, step.before, step.after]
+            mode = step.mode
+        else:
+            row = ["m", step.source, step.destination, step.kind, step.version, step.replaced, step.identity]
+            mode = step.replaced_mode
+        rows.append(row if mode is None else [*row, mode])
+    return rows
 
 
 def decode_steps(rows: object) -> tuple[Step, ...]:
@@ -110,17 +121,26 @@ def decode_steps(rows: object) -> tuple[Step, ...]:
         raise ValueError(f"its steps are {_kind(rows)}, not a list")
     steps: list[Step] = []
     for number, row in enumerate(rows, 1):
-        if isinstance(row, list) and len(row) == 4 and row[0] == "e":
-            steps.append(Effect(_text(row[1], "a path"), _state(row[2]), _state(row[3])))
-        elif isinstance(row, list) and len(row) in (6, 7) and row[0] == "m":  # 6: made before identities were
-            identity = _text(row[6], "an identity") if len(row) == 7 else ""
+        # shorter rows were written before modes (and a move's identity) were recorded
+        if isinstance(row, list) and len(row) in (4, 5) and row[0] == "e":
+            mode = _mode(row[4]) if len(row) == 5 else None
+            steps.append(Effect(_text(row[1], "a path"), _state(row[2]), _state(row[3]), mode))
+        elif isinstance(row, list) and len(row) in (6, 7, 8) and row[0] == "m":
+            identity = _text(row[6], "an identity") if len(row) >= 7 else ""
             source, destination = _text(row[1], "a path"), _text(row[2], "a path")
-            steps.append(Move(source, destination, _text(row[3], "a kind"), _state(row[4]), _state(row[5]), identity))
+            kind, replaced_mode = _text(row[3], "a kind"), _mode(row[7]) if len(row) == 8 else None
+            steps.append(Move(source, destination, kind, _state(row[4]), _state(row[5]), identity, replaced_mode))
         else:
             raise ValueError(
                 f"its step {number} is not a step fs-tools writes (['e', path, before, after] or ['m', …])"
             )
     return tuple(steps)
+
+
+def _mode(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 0o7777:
+        raise ValueError(f"a mode is {value!r:.40}, not permission bits")
+    return value
 
 
 def _state(value: object) -> State:

@@ -218,6 +218,7 @@ class Provider(Protocol):
         content: bytes | Callable[[Snapshot], bytes],
         *,
         cancel: CancelToken | None = None,
+        mode: int | None = None,
     ) -> Snapshot: ...
 
     def walk(

@@ -243,6 +243,7 @@ class FileProvider:
         content: bytes | Callable[[Snapshot], bytes],
         *,
         cancel: CancelToken | None = None,
+        mode: int | None = None,
     ) -> Snapshot:
         """Publish new bytes for ``path`` atomically, if the file is still as ``gate.expect`` says.
 
@@ -250,7 +251,11 @@ class FileProvider:
         must exist, and its bytes are read under the lock and checked against the expected version before
         the function runs). Missing parent directories of a new file are created, and removed again if the
         commit fails. ``gate.record`` learns the new version before the file's lock is released, with the
-        bytes it replaced (as verified under the lock) and the directories made for it."""
+        bytes it replaced (as verified under the lock) and the directories made for it.
+
+        A replacement keeps the mode, owner and group of the file it replaces. ``mode`` is the permission
+        bits a new file gets (a file put back as it was: an undo, a rewind), exactly, whatever the
+        umask; without it a new file is made as ``open`` makes one (0o666 less the umask)."""
         display = path_label(path)
         with os_errors(display), contextlib.ExitStack() as stack:
             target = stack.enter_context(self._resolve(path))
@@ -266,7 +271,7 @@ class FileProvider:
                 # New bytes are written to a temp and synced before the file's lock is taken: the lock is
                 # held for the checks and the rename, never across an fsync (the directory's comes after).
                 if isinstance(content, bytes):
-                    early = self._early_temp(target, content)
+                    early = self._early_temp(target, content, mode)
                 with self._locks.hold(target.key, cancel=cancel, display=display):
                     before = None
                     if not isinstance(content, bytes):
@@ -274,7 +279,7 @@ class FileProvider:
                     data = content if isinstance(content, bytes) else content(before)  # type: ignore[arg-type]
                     _check_cancel(cancel, f"writing {display!r}")
                     after, replaced, made = self._commit(
-                        target, data, expected=expected, basis=before, cancel=cancel, early=early
+                        target, data, expected=expected, basis=before, cancel=cancel, early=early, mode=mode
                     )
                     gate.record(target.key, after, before=replaced, made=made)
             except BaseException:
@@ -288,7 +293,7 @@ class FileProvider:
             return after
         raise AssertionError("unreachable")  # pragma: no cover - the with block returns or raises
 
-    def _early_temp(self, target: Resolved, data: bytes) -> _Temp | None:
+    def _early_temp(self, target: Resolved, data: bytes, mode: int | None) -> _Temp | None:
         """The new bytes in a synced temp beside the file, made with the mode the file has now (a
         commit takes it only if the file still has that mode and owner under the lock); None where the
         file's directory is yet to be made."""
@@ -300,7 +305,7 @@ class FileProvider:
             return None  # the commit, under the lock, says what is wrong
         if current is not None and not stat.S_ISREG(current.st_mode):
             return None
-        return self._write_temp(target.dir_fd, data, _keep_of(current))
+        return self._write_temp(target.dir_fd, data, _keep_of(current, mode))
 
     def _sync_directory(self, dir_fd: int, display: str, doing: str = "changing") -> None:
         """Make a change of ``dir_fd``'s entries durable (not when the provider is not durable)."""
@@ -995,6 +1000,7 @@ class FileProvider:
         cancel: CancelToken | None = None,
         attempt: int = 0,
         early: _Temp | None = None,
+        mode: int | None = None,
     ) -> tuple[Snapshot, Snapshot | None, tuple[str, ...]]:
         """Atomically replace the file if it is still at version ``expected``, or create it if ``expected``
         is None and it still does not exist; ``FS_STALE_VERSION`` otherwise. Returns the new snapshot,
@@ -1020,13 +1026,13 @@ class FileProvider:
             listener.version_checked(target.key)
         if cancel is not None and cancel.is_set():
             raise Aborted(f"writing {display!r} was cancelled before anything was written")
-        keep = _keep_of(current)
+        keep = _keep_of(current, mode)
         new_stat, replaced = self._publish(
             target, data, keep, expected=expected, basis=basis, cancel=cancel, early=early, sync=early is None
         )
         self._sync_created_directories(target)
         if target.staged is not None and not target.staged.published:
-            return self._publish_staging(target, data, new_stat, cancel, attempt)
+            return self._publish_staging(target, data, new_stat, cancel, attempt, mode)
         snap = Snapshot(data=data, version=version_of(data), stat=new_stat)
         self._cache.put(snap.version, data)
         return snap, replaced, target.made_keys()
@@ -1038,6 +1044,7 @@ class FileProvider:
         written: os.stat_result,
         cancel: CancelToken | None,
         attempt: int,
+        mode: int | None,
     ) -> tuple[Snapshot, Snapshot | None, tuple[str, ...]]:
         """The new file is complete inside its staged parent directories: publish the whole chain under
         its name by one no-replace rename. If a directory of that name appeared meanwhile (another
@@ -1078,7 +1085,7 @@ class FileProvider:
                     details={"reason": "raced"},
                 )
             try:
-                return self._commit(again, data, expected=None, cancel=cancel, attempt=attempt + 1)
+                return self._commit(again, data, expected=None, cancel=cancel, attempt=attempt + 1, mode=mode)
             except BaseException:
                 again.remove_created_directories()
                 raise
@@ -1446,9 +1453,13 @@ def _withdraw_staged(target: Resolved) -> None:
     target.remove_created_directories()
 
 
-def _keep_of(current: os.stat_result | None) -> tuple[int, int, int] | None:
-    """What a replacement keeps of the file it replaces: its mode, owner and group (None: a new file)."""
-    return (stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid) if current is not None else None
+def _keep_of(current: os.stat_result | None, mode: int | None = None) -> tuple[int, int, int] | None:
+    """What a replacement keeps of the file it replaces: its mode, owner and group; for a new file, the
+    permission bits ``mode`` names (never set-ID or sticky: a mode from history may have been tampered
+    with), owner and group as the process makes them (-1: unchanged); None: a new file, as made."""
+    if current is not None:
+        return stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid
+    return (mode & 0o777, -1, -1) if mode is not None else None
 
 
 def _without_set_id(mode: int) -> int:

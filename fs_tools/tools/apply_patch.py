@@ -7,7 +7,8 @@ session has not observed at its current version) and the files to change are rea
 located, each after the previous one, by its context and removed lines — exactly, or but for trailing
 whitespace and line endings, nothing looser. Only then is each file committed, against the version its
 gate checked; if a commit still fails (another writer came in between), the files already committed
-are put back as they were, and the error says so.
+are put back as they were (their bytes and modes; a file rewritten keeps its owner and group, and like
+any write is a new inode), and the error says so.
 
 A hunk that does not match is ``FS_EDIT_NOT_FOUND`` taught as ``edit`` teaches it (the same diagnosis,
 in the hunk's words); one that matches in several places is ``FS_AMBIGUOUS_EDIT`` unless its ``@@``
@@ -46,7 +47,7 @@ from fs_tools.tools.delete import RemovalGate
 from fs_tools.tools.diagnosis import Miss
 from fs_tools.tools.edit import SyntaxErrorValue
 from fs_tools.tools.matching import match_contexts
-from fs_tools.tools.mutation import PinnedGate, SessionGate
+from fs_tools.tools.mutation import PinnedGate, SessionGate, mode_of
 from fs_tools.tools.patch import FileChange, Hunk, parse_patch, patch_line
 from fs_tools.tools.placeholders import refuse_placeholders
 from fs_tools.tools.presenting import short, text_of
@@ -567,7 +568,8 @@ def _commit(ctx: ToolContext, plan: _Plan) -> dict[str, Any]:
         after = ctx.provider.commit(change.path, gate, plan.data, cancel=ctx.cancel)
         plan.done.append("written")
         return {"path": change.path, "action": "updated", "moved_to": None, "version": after.version}
-    after = ctx.provider.commit(change.move_to, SessionGate(ctx, Intent.WRITE), plan.data, cancel=ctx.cancel)
+    moving, mode = SessionGate(ctx, Intent.WRITE), mode_of(plan.before)  # a moved file keeps its mode, as git's
+    after = ctx.provider.commit(change.move_to, moving, plan.data, cancel=ctx.cancel, mode=mode)
     plan.done.append("moved_in")
     ctx.provider.remove(change.path, RemovalGate(ctx), cancel=ctx.cancel)
     plan.done.append("removed")
@@ -591,7 +593,8 @@ def _undo_step(ctx: ToolContext, plan: _Plan, step: str) -> None:
     change = plan.change
     if step == "removed":  # a delete, or a move's source: written back from the bytes the gate checked
         assert plan.before is not None  # captured when its gate was checked
-        ctx.provider.commit(change.path, SessionGate(ctx, Intent.WRITE), plan.before.data, cancel=None)
+        gate, mode = SessionGate(ctx, Intent.WRITE), mode_of(plan.before)  # with the mode it had: 0600 stays
+        ctx.provider.commit(change.path, gate, plan.before.data, cancel=None, mode=mode)
         return
     target = change.move_to if step == "moved_in" and change.move_to is not None else change.path
     if change.kind == "update" and step == "written":

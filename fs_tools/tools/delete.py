@@ -14,6 +14,7 @@ from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState, Snapshot
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.mutation import (
     check_configuration,
+    mode_of,
     observed_version,
     record_change,
     record_observations,
@@ -46,7 +47,8 @@ class RemovalGate:
         return self.expected
 
     def removed(self, key: str, *, before: Snapshot | None = None) -> None:
-        record_change(self.ctx, [Effect(key, state_of(self.kind, before, self.expected), None)], before)
+        effect = Effect(key, state_of(self.kind, before, self.expected), None, mode_of(before))
+        record_change(self.ctx, [effect], before)
         record_observations(self.ctx, {key: ABSENT}, f"{self.display!r} was deleted")
 
 

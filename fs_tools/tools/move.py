@@ -15,6 +15,7 @@ from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.mutation import (
     check_configuration,
+    mode_of,
     observed_version,
     record_change,
     record_observations,
@@ -71,7 +72,9 @@ class MovingGate:
         store, session = self.ctx.store, self.ctx.session
         steps: list[Step] = [Effect(directory, None, DIR) for directory in made]
         version = self.version if kind == FILE else None
-        steps.append(Move(source_key, destination_key, kind, version, self.replaced_version, identity))
+        steps.append(
+            Move(source_key, destination_key, kind, version, self.replaced_version, identity, mode_of(replaced))
+        )
         record_change(self.ctx, steps, moved, replaced)
 
         def followed() -> dict[str, Observation]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -117,6 +118,11 @@ def state_of(kind: str, snap: Snapshot | None, version: str | None = None) -> St
     if kind == FILE:
         return snap.version if snap is not None else version
     return {DIRECTORY: DIR, SYMLINK: LINK}.get(kind, OTHER)
+
+
+def mode_of(snap: Snapshot | None) -> int | None:
+    """The permission bits of a file a change takes away, for history: a rewind recreates it with them."""
+    return stat.S_IMODE(snap.stat.st_mode) if snap is not None else None
 
 
 def refuse_if_vanished(ctx: ToolContext, file: FileState) -> None:

@@ -182,6 +182,7 @@ class _Net:
     first: State
     last: State
     broken: bool = False
+    mode: int | None = None  # the permission bits of the file the first removal took away
 
 
 @dataclass
@@ -202,10 +203,11 @@ class _Rewind:
         for effect in run:
             net = nets.get(effect.key)
             if net is None:
-                nets[effect.key] = _Net(effect.before, effect.after)
+                nets[effect.key] = _Net(effect.before, effect.after, mode=effect.mode)
                 continue
             net.broken = net.broken or net.last != effect.before
             net.last = effect.after
+            net.mode = effect.mode if net.mode is None else net.mode  # the file first there, before any create
         todo: dict[str, _Net] = {}
         for key, net in nets.items():
             if key in self.blocked or net.first == net.last:
@@ -237,10 +239,12 @@ class _Rewind:
                 self._make_directory(key)
         for key, net in todo.items():
             if is_version(net.first) and not is_version(net.last):
-                self._put_file(key, net.first, None)
+                self._put_file(key, net.first, None, net.mode)
 
-    def _put_file(self, key: str, target: State, last: str | None) -> None:
-        """Commit the bytes of version ``target`` over what the session left there (``last``; None: nothing)."""
+    def _put_file(self, key: str, target: State, last: str | None, mode: int | None = None) -> None:
+        """Commit the bytes of version ``target`` over what the session left there (``last``; None: nothing):
+        a file put back in place keeps its mode, owner and group; one recreated gets ``mode``, the one it
+        had when it was taken away (None, from history written before modes were: as a new file)."""
         if key in self.blocked:
             return
         data = self.blobs.get(target) if target is not None else None
@@ -255,7 +259,7 @@ class _Rewind:
             return
         with self._step(key, target):
             gate = _RestoringGate(self.ctx, key, self._expected(key, last))
-            self.ctx.provider.commit(self._path(key), gate, data, cancel=None)
+            self.ctx.provider.commit(self._path(key), gate, data, cancel=None, mode=mode)
             self.restored.append(self._path(key))
 
     def _remove(self, key: str, last: State) -> None:
@@ -314,7 +318,7 @@ class _Rewind:
         if move.destination in self.blocked:
             self.blocked.add(move.source)  # the move stays, and so does what came before it at the source
         elif move.replaced is not None:
-            self._put_file(move.destination, move.replaced, None)
+            self._put_file(move.destination, move.replaced, None, move.replaced_mode)
 
     # --- shared -------------------------------------------------------------------------------------
 

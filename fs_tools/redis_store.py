@@ -42,6 +42,7 @@ from fs_tools.history.model import (
     entry_size,
     load_entry,
     load_json,
+    stored_count,
     versions_of,
 )
 from policy import ABSENT, Observation, Present
@@ -468,12 +469,12 @@ class RedisHistory:
     def trimmed_through(self, session: str) -> int:
         with self._store.guard("reading history") as db:
             found = db.hget(self._base() + b"trimmed", _raw(session))
-        return 0 if found is None else int(found)
+        return 0 if found is None else stored_count(found, "record of trimmed entries")
 
     def latest(self) -> int:
         with self._store.guard("reading history") as db:
             found = db.get(self._base() + b"seq")
-        return 0 if found is None else int(found)
+        return 0 if found is None else stored_count(found, "sequence")
 
     @property
     def identity(self) -> str:

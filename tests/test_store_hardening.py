@@ -296,3 +296,41 @@ def test_a_tampered_redis_history_row_is_the_damaged_row_error(
     finally:
         client.close()
     _refused_everywhere(root, redis_server.url, mark, fact)
+
+
+def test_a_tampered_trimmed_record_is_the_damaged_row_error(root: Path, tmp_path: Path) -> None:
+    store = tmp_path / "state.db"
+    mark = _recorded(root, store)
+    with sqlite3.connect(store) as db:  # SQLite keeps what it is given in an INTEGER column that is no integer
+        db.execute("INSERT INTO history_trimmed (session, through) VALUES ('agent', 'x')")
+    with Workspace(root, store=store, tools=HISTORY_TOOLS) as ws:
+        s = ws.session("agent")
+        for tool, arguments in (("diff", {}), ("rewind", {"mark": mark})):
+            result = s.call(tool, arguments)
+            assert result.error is not None and result.error.code == "STORE_UNAVAILABLE", result.text
+            assert "record of trimmed entries is damaged ('x' is not a count)" in result.text
+    assert (root / "a.txt").read_text() == "two\n"
+
+
+def test_tampered_redis_counters_are_the_damaged_row_error(root: Path, redis_server: RedisServer) -> None:
+    import redis
+
+    redis_server.flush()
+    mark = _recorded(root, redis_server.url)
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        [base] = [key[: -len(b"entry")] for key in client.keys(b"*") if key.endswith(b"\0entry")]
+        client.hset(base + b"trimmed", b"agent", b"-1")
+        with Workspace(root, store=redis_server.url, tools=HISTORY_TOOLS) as ws:
+            result = ws.session("agent").call("rewind", {"mark": mark})
+        assert result.error is not None and result.error.code == "STORE_UNAVAILABLE", result.text
+        assert "record of trimmed entries is damaged (b'-1' is not a count)" in result.text
+        client.hdel(base + b"trimmed", b"agent")
+        client.set(base + b"seq", b"1e3")
+        with Workspace(root, store=redis_server.url, tools=HISTORY_TOOLS) as ws:
+            result = ws.session("agent").call("rewind", {"mark": mark})
+        assert result.error is not None and result.error.code == "STORE_UNAVAILABLE", result.text
+        assert "sequence is damaged (b'1e3' is not a count)" in result.text
+    finally:
+        client.close()
+    assert (root / "a.txt").read_text() == "two\n"

@@ -194,6 +194,19 @@ def _optional(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def stored_count(value: object, what: str) -> int:
+    """A position a store keeps (its newest seq, a session's newest trimmed one), as an int;
+    anything else was written by something else: the damaged-row error, never an INTERNAL_ERROR."""
+    if isinstance(value, bytes | str) and value.isascii() and value.isdigit() and len(value) <= 18:
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise StoreUnavailable(
+        f"the history store's {what} is damaged ({value!r:.40} is not a count); history, diff and rewind need "
+        "a store fs-tools wrote"
+    )
+
+
 def damaged(seq: object, exc: ValueError) -> StoreUnavailable:
     """A row written by something else: history, diff and rewind refuse the whole history (a write
     only logs it), saying which entry and what is wrong with it, in one line."""

@@ -21,6 +21,7 @@ from fs_tools.history.model import (
     entry_size,
     load_entry,
     load_json,
+    stored_count,
     versions_of,
 )
 
@@ -174,12 +175,12 @@ class SqliteHistory:
             row = db.execute(
                 "SELECT through FROM history_trimmed WHERE session = ?", (self._encode(session),)
             ).fetchone()
-        return 0 if row is None else int(row[0])
+        return 0 if row is None else stored_count(row[0], "record of trimmed entries")
 
     def latest(self) -> int:
         with self._statement() as db:
             row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'history'").fetchone()
-        return 0 if row is None else int(row[0])
+        return 0 if row is None else stored_count(row[0], "sequence")
 
     @functools.cached_property
     def identity(self) -> str:

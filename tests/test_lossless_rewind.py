@@ -17,6 +17,7 @@ import pytest
 from fs_tools import Session, Workspace
 from fs_tools.history.model import decode_steps, encode_steps
 from tests.redis_server import RedisServer
+from tests.test_apply_patch import _WritesBetween
 
 
 @pytest.fixture(params=[0o022, 0o077], ids=["umask-022", "umask-077"])
@@ -233,31 +234,6 @@ def test_a_rewind_through_redis_recreates_with_the_mode(root: Path, redis_server
 # --- the undo of a failed apply_patch ------------------------------------------------------------------------
 
 
-class _WritesBefore:
-    """A provider listener that writes ``data`` to ``path`` when the commit of ``key`` starts (its
-    second operation; the first is the patch's check): the patch's last file changes between its check
-    and its commit, so the patch is undone."""
-
-    def __init__(self, key: str, path: Path, data: bytes) -> None:
-        self.key, self.path, self.data, self.starts = key, path, data, 0
-
-    @property
-    def fired(self) -> bool:
-        return self.starts >= 2
-
-    def operation_started(self, key: str) -> None:
-        if key == self.key:
-            self.starts += 1
-            if self.starts == 2:
-                self.path.write_bytes(self.data)
-
-    def read_recorded(self, key: str) -> None:
-        pass
-
-    def version_checked(self, key: str) -> None:
-        pass
-
-
 def test_a_failed_patch_puts_deleted_and_moved_files_back_with_their_modes(root: Path, umask: int) -> None:
     made = _files(root)
     (root / "last.txt").write_text("one\n")
@@ -271,13 +247,13 @@ def test_a_failed_patch_puts_deleted_and_moved_files_back_with_their_modes(root:
             "*** Update File: plain.txt\n@@\n-plain\n+PLAIN\n"
             "*** Update File: last.txt\n@@\n-one\n+two\n*** End Patch"
         )
-        listener = _WritesBefore(ws.provider.key_of("last.txt"), root / "last.txt", b"someone else\n")
+        listener = _WritesBetween(ws.provider.key_of("last.txt"), root / "last.txt", b"someone else\n")
         unlisten = ws.provider.listen(listener)
         try:
             result = s.call("apply_patch", {"patch": patch})
         finally:
             unlisten()
-    assert listener.fired
+    assert listener.starts >= 2
     assert result.error is not None and result.error.code == "FS_STALE_VERSION", result.text
     assert "were put back; nothing is changed" in result.text
     for name, (data, mode) in made.items():

@@ -6,10 +6,7 @@ deep, a time that is no time) is the damaged-row error, never a RecursionError o
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,32 +17,7 @@ from fs_tools import Workspace
 from fs_tools.errors import HarnessError
 from fs_tools.observation_store import SqliteStore
 from tests.redis_server import RedisServer
-
-WAIT = 60.0  # the longest a test waits for a process; reached only when something is broken
-
-
-def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m fs_tools ARGS`` in ``cwd``, without the FS_TOOLS_* settings of whoever runs the tests."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("FS_TOOLS_")}
-    return subprocess.run(
-        [sys.executable, "-m", "fs_tools", *args],
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        check=False,
-        env=env,
-        cwd=cwd,
-    )
-
-
-def _host_error(done: subprocess.CompletedProcess[str], *facts: str) -> None:
-    """Exit status 2 and one line on stderr carrying ``facts``; no traceback."""
-    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
-    assert done.stderr.startswith("fs-tools: error: ") and done.stderr.count("\n") == 1, done.stderr
-    assert "Traceback" not in done.stderr
-    for fact in facts:
-        assert fact in done.stderr, (fact, done.stderr)
-
+from tests.test_cli import _host_error, _run
 
 # --- D: an unknown scheme:// -------------------------------------------------------------------------------
 

@@ -12,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fs_tools import Workspace
 from fs_tools.errors import HarnessError
+from fs_tools.history.model import encode_steps, load_entry, load_json
 from fs_tools.observation_store import SqliteStore
 from tests.redis_server import RedisServer
 from tests.test_cli import _host_error, _run
@@ -306,3 +309,22 @@ def test_tampered_redis_counters_are_the_damaged_row_error(root: Path, redis_ser
     finally:
         client.close()
     assert (root / "a.txt").read_text() == "two\n"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8) | st.sampled_from(["e", "m"]),
+    lambda inner: st.lists(inner, max_size=8) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(at=_JSON, tool=_JSON, steps=_JSON)
+def test_any_stored_row_loads_or_is_a_value_error(at: object, tool: object, steps: object) -> None:
+    """Whatever a row holds: an entry, or the ValueError the stores turn into the damaged-row error."""
+    for parsed in (steps, [steps], [["e", "/r/a", None, steps]], [["m", "/r/a", "/r/b", "file", None, steps]]):
+        try:
+            entry = load_entry(1, "s", at, tool, None, None, load_json(json.dumps(parsed)))
+        except ValueError:
+            continue
+        assert encode_steps(entry.steps) == load_json(json.dumps(encode_steps(entry.steps)))

@@ -81,7 +81,10 @@ def check_outside_roots(path: Path, roots: Sequence[str | os.PathLike[str]]) -> 
     """A store file must lie outside every root: inside one, a model could read it or write over the
     record of what it has read. Compared as the kernel resolves them (symlinks, ``..``, a relative root
     or path from the working directory), so no spelling slips a store into a root."""
-    where = os.path.realpath(path)
+    try:
+        where = os.path.realpath(path)
+    except ValueError:  # a NUL byte: no file has that name
+        raise ValueError(f"observation store {str(path)!r} is not a file name (it holds a NUL byte)") from None
     for root in roots:
         try:
             top = os.path.realpath(root) if isinstance(root, str | os.PathLike) and os.fspath(root) else None

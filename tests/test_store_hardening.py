@@ -55,6 +55,7 @@ def test_call_refuses_an_unknown_state_scheme_without_showing_its_password(root:
         (UNKNOWN, ("unknown scheme 'nosuchscheme://'", "sqlite:///")),
         ("HTTP://example.com/x.db", ("unknown scheme 'HTTP://'",)),
         ("sqlite://host/x.db", ("a sqlite:// URL names a file by its absolute path",)),
+        ("state\0.db", ("is not a file name (it holds a NUL byte)",)),
     ],
 )
 def test_the_library_refuses_an_unknown_store_scheme(

@@ -109,6 +109,21 @@ def test_a_file_a_move_replaced_comes_back_with_its_mode(root: Path, umask: int)
     assert (root / "draft.env").read_text() == "TOKEN=draft\n" and _mode(root / "draft.env") == 0o644
 
 
+def test_a_file_deleted_and_written_again_comes_back_with_its_own_mode(root: Path, umask: int) -> None:
+    (root / "secret.env").write_text("TOKEN=hunter2\n")
+    (root / "secret.env").chmod(0o600)
+    with Workspace(root, tools=["read", "write", "delete"]) as ws:
+        s = ws.session("agent")
+        _ok(s, "read", {"file_path": "secret.env"})
+        mark = s.checkpoint()
+        _ok(s, "delete", {"file_path": "secret.env"})
+        _ok(s, "write", {"file_path": "secret.env", "content": "TOKEN=mine\n"})  # a new file: 0666 & ~umask
+        _ok(s, "write", {"file_path": "secret.env", "content": "TOKEN=mine, again\n"})
+        assert _mode(root / "secret.env") == 0o666 & ~umask
+        assert not s.rewind(mark).is_error  # put back in place over the new file: with the secret's mode
+    assert (root / "secret.env").read_text() == "TOKEN=hunter2\n" and _mode(root / "secret.env") == 0o600
+
+
 def test_a_rewound_rewind_recreates_with_the_mode_too(root: Path, umask: int) -> None:
     (root / "secret.env").write_text("TOKEN=hunter2\n")
     (root / "secret.env").chmod(0o600)

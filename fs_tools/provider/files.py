@@ -253,9 +253,9 @@ class FileProvider:
         commit fails. ``gate.record`` learns the new version before the file's lock is released, with the
         bytes it replaced (as verified under the lock) and the directories made for it.
 
-        A replacement keeps the mode, owner and group of the file it replaces. ``mode`` is the permission
-        bits a new file gets (a file put back as it was: an undo, a rewind), exactly, whatever the
-        umask; without it a new file is made as ``open`` makes one (0o666 less the umask)."""
+        A replacement keeps the mode, owner and group of the file it replaces, and a new file is made as
+        ``open`` makes one (0o666 less the umask) — unless ``mode`` is given: the permission bits the file
+        gets, exactly, whatever the umask (a file put back as it was: an undo, a rewind)."""
         display = path_label(path)
         with os_errors(display), contextlib.ExitStack() as stack:
             target = stack.enter_context(self._resolve(path))
@@ -1454,12 +1454,15 @@ def _withdraw_staged(target: Resolved) -> None:
 
 
 def _keep_of(current: os.stat_result | None, mode: int | None = None) -> tuple[int, int, int] | None:
-    """What a replacement keeps of the file it replaces: its mode, owner and group; for a new file, the
-    permission bits ``mode`` names (never set-ID or sticky: a mode from history may have been tampered
-    with), owner and group as the process makes them (-1: unchanged); None: a new file, as made."""
+    """What a replacement keeps of the file it replaces: its mode, owner and group (None: a new file, as
+    ``open`` makes it). ``mode`` replaces the mode, of a new file too (then owner and group are the
+    process's: -1, unchanged); only permission bits, never set-ID or sticky (a mode from history may
+    have been tampered with)."""
+    if mode is not None:
+        mode &= 0o777
     if current is not None:
-        return stat.S_IMODE(current.st_mode), current.st_uid, current.st_gid
-    return (mode & 0o777, -1, -1) if mode is not None else None
+        return stat.S_IMODE(current.st_mode) if mode is None else mode, current.st_uid, current.st_gid
+    return (mode, -1, -1) if mode is not None else None
 
 
 def _without_set_id(mode: int) -> int:

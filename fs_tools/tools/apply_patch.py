@@ -568,7 +568,8 @@ def _commit(ctx: ToolContext, plan: _Plan) -> dict[str, Any]:
         after = ctx.provider.commit(change.path, gate, plan.data, cancel=ctx.cancel)
         plan.done.append("written")
         return {"path": change.path, "action": "updated", "moved_to": None, "version": after.version}
-    moving, mode = SessionGate(ctx, Intent.WRITE), mode_of(plan.before)  # a moved file keeps its mode, as git's
+    moving = SessionGate(ctx, Intent.WRITE)
+    mode = None if plan.replaces else mode_of(plan.before)  # a moved file keeps its mode, as git's, if new there
     after = ctx.provider.commit(change.move_to, moving, plan.data, cancel=ctx.cancel, mode=mode)
     plan.done.append("moved_in")
     ctx.provider.remove(change.path, RemovalGate(ctx), cancel=ctx.cancel)

@@ -182,7 +182,9 @@ class _Net:
     first: State
     last: State
     broken: bool = False
-    mode: int | None = None  # the permission bits of the file the first removal took away
+    # the permission bits of the file the first removal took away: the file there at the mark (a file
+    # the session deleted and wrote again comes back with its own mode, not the new file's)
+    mode: int | None = None
 
 
 @dataclass
@@ -230,7 +232,10 @@ class _Rewind:
         # the ones that come back (outermost first), then the files that come back into them.
         for key, net in todo.items():
             if is_version(net.last):
-                self._put_file(key, net.first, net.last) if is_version(net.first) else self._remove(key, net.last)
+                if is_version(net.first):
+                    self._put_file(key, net.first, net.last, net.mode)
+                else:
+                    self._remove(key, net.last)
         for key, net in sorted(todo.items(), key=lambda item: -item[0].count("/")):
             if net.last == DIR:
                 self._remove(key, DIR)
@@ -242,9 +247,10 @@ class _Rewind:
                 self._put_file(key, net.first, None, net.mode)
 
     def _put_file(self, key: str, target: State, last: str | None, mode: int | None = None) -> None:
-        """Commit the bytes of version ``target`` over what the session left there (``last``; None: nothing):
-        a file put back in place keeps its mode, owner and group; one recreated gets ``mode``, the one it
-        had when it was taken away (None, from history written before modes were: as a new file)."""
+        """Commit the bytes of version ``target`` over what the session left there (``last``; None: nothing),
+        with ``mode``, the permission bits the file had when the session took it away; None (never taken
+        away, or history written before modes were): a file put back in place keeps its mode, owner and
+        group, one recreated is made as any new file."""
         if key in self.blocked:
             return
         data = self.blobs.get(target) if target is not None else None

@@ -20,7 +20,7 @@ from fs_tools.errors import HarnessError
 from fs_tools.history.model import encode_steps, load_entry, load_json
 from fs_tools.observation_store import SqliteStore
 from tests.redis_server import RedisServer
-from tests.test_cli import _host_error, _run
+from tests.test_cli import _env, _host_error, _run
 
 # --- D: an unknown scheme:// -------------------------------------------------------------------------------
 
@@ -329,3 +329,18 @@ def test_any_stored_row_loads_or_is_a_value_error(at: object, tool: object, step
         except ValueError:
             continue
         assert encode_steps(entry.steps) == load_json(json.dumps(encode_steps(entry.steps)))
+
+
+def test_the_latest_time_a_row_may_carry_shows_in_every_time_zone(root: Path, tmp_path: Path) -> None:
+    store = tmp_path / "state.db"
+    _recorded(root, store)
+    east = _env(TZ="Pacific/Kiritimati")  # UTC+14: the end of year 9999 UTC is year 10000 there
+    for at, shown in ((253_370_764_800, "9999-01-01 14:00:00"), (253_402_300_799, None)):
+        with sqlite3.connect(store) as db:
+            db.execute("UPDATE history SET at = ? WHERE tool = 'write'", (at,))
+        done = _run("history", "--root", str(root), "--state", str(store), "--session", "agent", env=east)
+        if shown is not None:
+            assert done.returncode == 0 and shown in done.stdout, done.stderr
+        else:
+            assert done.returncode == 1 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+            assert "its time is 253402300799.0, not a time a clock gives" in done.stderr

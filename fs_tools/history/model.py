@@ -161,9 +161,10 @@ def _kind(value: object) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-# The latest time a history row may carry: the end of year 9999, which datetime can still show. A time
-# a clock never gives (NaN, an infinity, past it) is a row written by something else.
-LATEST_TIME = 253_402_300_799.0
+# The latest time a history row may carry: the start of year 9999 (UTC), which datetime can still show
+# in every time zone (up to +14 hours; the end of 9999 is year 10000 east of UTC). A time a clock never
+# gives (NaN, an infinity, past it) is a row written by something else.
+LATEST_TIME = 253_370_764_800.0
 
 
 def load_json(text: object) -> object:

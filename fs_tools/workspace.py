@@ -114,7 +114,9 @@ class Workspace:
     Keyword options: ``read_only`` refuses every write and edit; ``protected`` lists gitignore-style
     patterns no write or edit may touch; ``max_file_bytes`` bounds what is read or written;
     ``store`` is an ``ObservationStore``, the path of a SQLite file that keeps observations across
-    processes, or a ``redis://`` URL that shares them (and history) across processes and hosts (SPEC §17;
+    processes (outside every root, where no model can overwrite it; ``sqlite:///absolute/path`` too),
+    or a ``redis://`` URL that shares them (and history) across processes and hosts (SPEC §17; any other
+    ``scheme://`` is refused;
     ``workspace_id`` names the workspace in its keys, by default the primary root's canonical path, and
     ``key_prefix`` keeps deployments apart; see ``RedisStore``); in-memory by default; ``search_seconds``
     is the time budget of glob and grep; ``watch`` starts one

@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import threading
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,17 +56,22 @@ def store_location(value: str | os.PathLike[str], roots: Sequence[str | os.PathL
     path of a SQLite file, which must lie outside every root. The one place a store is chosen by its
     URL's scheme: any other ``scheme://`` is a one-line ``ValueError``, never a file name (it would make
     a directory named after the scheme). A ``PathLike`` is always a file: ``Path`` folds ``//``."""
-    if isinstance(value, str) and (found := _SCHEME.match(value)) is not None:
+    if isinstance(value, str) and "://" in value:
+        # a path never holds '://' as it is spelled ('Path' folds '//'): a URL, or a slip of one
+        # (' redis://…' with a space from a config file) that would make a directory named after it
         if is_redis_url(value):
             return value
         shown = shown_url(value)
         shown = repr(shown if len(shown) <= 80 else shown[:80] + "…")
-        if found.group(1).lower() != "sqlite":
-            raise ValueError(f"observation store {shown} has an unknown scheme {found.group(0)!r}: give {KNOWN_STORES}")
-        value = value[found.end() :]
-        if not value.startswith("/"):  # sqlite://host/... names another machine; a relative path has no URL
+        found = _SCHEME.match(value)
+        if found is None or found.group(1).lower() != "sqlite":
+            scheme = repr(found.group(0)) if found is not None else f"before {value[: value.index('://') + 3]!r}"
+            raise ValueError(f"observation store {shown} has an unknown scheme {scheme}: give {KNOWN_STORES}")
+        value = urllib.parse.unquote(value[found.end() :])
+        if not value.startswith("/") or "?" in value or "#" in value:
+            # sqlite://host/... names another machine; a relative path has no URL; options are not taken
             raise ValueError(
-                f"observation store {shown}: a sqlite:// URL names a file by its absolute path "
+                f"observation store {shown}: a sqlite:// URL names a file by its absolute path alone "
                 "(sqlite:///var/state.db); give a relative path without the scheme"
             )
     path = Path(value)

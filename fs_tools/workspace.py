@@ -276,8 +276,13 @@ class Workspace:
             )
         elif located is not None:
             self.store = opened = SqliteStore(located, max_history_bytes=budget)
-        else:
+        elif all(callable(getattr(store, method, None)) for method in ("get", "put", "forget", "observed")):
             self.store = cast(ObservationStore, store)
+        else:  # bytes, a number, ...: every call would be an internal error
+            raise ValueError(
+                f"Workspace(store=...) takes a SQLite file's path, a redis:// URL or an observation store, "
+                f"not {type(store).__name__}"
+            )
         if callable(getattr(self.store, "bind", None)):
             # a shared store (Redis): the session may have read the file through another process since,
             # so "unchanged since your last read" could be false here; each re-read shows the text

@@ -56,6 +56,9 @@ def test_call_refuses_an_unknown_state_scheme_without_showing_its_password(root:
         ("HTTP://example.com/x.db", ("unknown scheme 'HTTP://'",)),
         ("sqlite://host/x.db", ("a sqlite:// URL names a file by its absolute path",)),
         ("state\0.db", ("is not a file name (it holds a NUL byte)",)),
+        (" redis://127.0.0.1:1/0", ("unknown scheme before ' redis://'",)),  # a space from a config file
+        ("1abc://x/s.db", ("unknown scheme before '1abc://'",)),
+        ("sqlite:///tmp/x.db?mode=ro", ("by its absolute path alone",)),
     ],
 )
 def test_the_library_refuses_an_unknown_store_scheme(
@@ -71,6 +74,12 @@ def test_the_library_refuses_an_unknown_store_scheme(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["outside", "root"]  # nothing made
 
 
+@pytest.mark.parametrize("store", [b"redis://127.0.0.1:1/0", 123, object()])
+def test_a_store_that_is_no_store_is_refused_at_construction(root: Path, store: object) -> None:
+    with pytest.raises(ValueError, match=r"^Workspace\(store=\.\.\.\) takes a SQLite file's path, a redis:// URL"):
+        Workspace(root, store=store)  # type: ignore[arg-type]
+
+
 def test_a_sqlite_url_names_the_file_and_a_path_object_is_always_a_file(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -80,6 +89,9 @@ def test_a_sqlite_url_names_the_file_and_a_path_object_is_always_a_file(
     with Workspace(root, store=f"sqlite://{state}") as ws:
         assert not ws.session("k").call("read", {"file_path": "a.txt"}).is_error
         assert isinstance(ws.store, SqliteStore) and ws.store.path == state
+    spaced = tmp_path / "state" / "a b.db"
+    with Workspace(root, store=f"sqlite://{str(spaced).replace(' ', '%20')}") as ws:  # a URL is percent-decoded
+        assert isinstance(ws.store, SqliteStore) and ws.store.path == spaced
     with Workspace(root, store=Path("odd:") / "x.db") as ws:  # Path folds '//': never a URL
         assert isinstance(ws.store, SqliteStore)
     assert (tmp_path / "odd:" / "x.db").is_file()
@@ -160,6 +172,8 @@ TAMPERED = {
     "infinite-time": ("at", float("inf"), "its time is inf"),
     "nan-time": ("at", "NaN", "its time is 'NaN'"),
     "huge-time": ("at", 1e300, "its time is 1e+300"),
+    "nul-in-a-path": ("steps", '[["e", "/r/a\\u0000b", null, null]]', "a path holds a NUL character"),
+    "long-number": ("steps", '[["e", "/r/a", null, null, ' + "9" * 5000 + "]]", "a number longer than any"),
 }
 
 

@@ -150,6 +150,8 @@ def _state(value: object) -> State:
 def _text(value: object, what: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{what} is {_kind(value)}, not a string")
+    if "\x00" in value:  # no name or version fs-tools writes holds one; the OS would refuse it later
+        raise ValueError(f"{what} holds a NUL character")
     return value
 
 
@@ -178,6 +180,8 @@ def load_json(text: object) -> object:
         raise ValueError("it is nested deeper than any row fs-tools writes") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"it is not JSON ({type(exc).__name__})") from None
+    except ValueError:  # a number of thousands of digits: Python's message would advise its own setting
+        raise ValueError("it holds a number longer than any fs-tools writes") from None
 
 
 def load_entry(seq: int, session: str, at: object, tool: object, call: object, label: object, steps: object) -> Entry:

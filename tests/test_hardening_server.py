@@ -15,6 +15,7 @@ import queue
 import secrets
 import select
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -33,7 +34,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.message import SessionMessage  # noqa: E402
 
-from fs_tools import Workspace, mcp_server  # noqa: E402
+from fs_tools import Workspace, cli, mcp_server  # noqa: E402
 from fs_tools.observation_store import SqliteStore  # noqa: E402
 from policy import Present  # noqa: E402
 
@@ -279,7 +280,7 @@ def test_http_answers_what_its_parser_refuses_and_goes_on_serving(root: Path) ->
     """Over HTTP every POST gets its own answer: the SDK answers a body it cannot parse with 400 and a
     JSON-RPC parse error (id null, as JSON-RPC says for a parse error), so no client waits forever."""
     (root / "a.txt").write_text("one\n")
-    with _http_server(root) as url:
+    with _http_server(root, "--no-token") as url:
         hello = _http_post(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}))
         assert hello.status_code == 200, hello.text
         session = hello.headers["mcp-session-id"]
@@ -408,6 +409,87 @@ def test_serve_refuses_a_token_no_header_can_carry(root: Path, token: str) -> No
     )
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "--token" in done.stderr and "printable ASCII" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_http_on_loopback_without_a_token_makes_one_only_the_user_can_read(root: Path, tmp_path: Path) -> None:
+    """Issue 31: HTTP on loopback without a token let every local user read and write the workspace with
+    the server user's rights. Given none, the server now makes one, writes it where only its user can
+    read it, demands it on every request, and removes the file when it stops."""
+    (root / "secret.txt").write_text("TOP-SECRET\n")
+    state = tmp_path / "state"
+    with _http_server(root, env={"XDG_STATE_HOME": str(state)}) as url:
+        port = int(url.rsplit(":", 1)[1].removesuffix("/mcp"))
+        made = state / "fs-tools" / f"http-{port}.token"
+        assert made.exists(), sorted(map(str, state.rglob("*")))
+        info = made.stat()
+        assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.getuid()
+        assert stat.S_IMODE((state / "fs-tools").stat().st_mode) == 0o700
+        token = made.read_text()
+        assert len(token) >= 43 and mcp_server.check_token(token) is None  # 32 random bytes, URL-safe
+        assert list((state / "fs-tools").iterdir()) == [made]  # no temp left beside it
+        refused = _http_post(url, INITIALIZE)
+        assert refused.status_code == 401 and "TOP-SECRET" not in refused.text
+        assert _http_post(url, INITIALIZE, authorization=f"Bearer {token}").status_code == 200
+
+        async def read_the_secret() -> str:
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {made.read_text()}"}) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                return str((await client.call_tool("read", {"file_path": "secret.txt"})).content[0].text)
+
+        assert asyncio.run(read_the_secret()) == "     1\tTOP-SECRET"
+    assert not made.exists()  # stopped by SIGTERM, as a service manager stops it: the file goes with it
+
+
+def test_no_token_opts_out_on_loopback_only(root: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with _http_server(root, "--no-token", env={"XDG_STATE_HOME": str(state), "FS_TOOLS_TOKEN": "ignored"}) as url:
+        assert _http_post(url, INITIALIZE).status_code == 200  # the flag wins over the variable, as flags do
+    assert not state.exists()  # no token made, none written
+    env = {k: v for k, v in os.environ.items() if k != "FS_TOOLS_TOKEN"}
+    for extra, says in (
+        (["--host", "0.0.0.0", "--no-token"], "--no-token serves only on a loopback address, and --host '0.0.0.0'"),
+        (["--no-token", "--token", "abc"], "--no-token and --token contradict each other"),
+    ):
+        done = subprocess.run(
+            [*SERVE, "--root", str(root), "--transport", "http", "--port", "0", *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=WAIT,
+            check=False,
+        )
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith("fs-tools: error: ") and says in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_token_file_that_cannot_be_written_is_one_line(root: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "FS_TOOLS_TOKEN"} | {"XDG_STATE_HOME": str(blocker)}
+    done = subprocess.run(
+        [*SERVE, "--root", str(root), "--transport", "http", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"cannot write the HTTP token to '{blocker}/fs-tools/http-" in done.stderr
+    assert "Not a directory" in done.stderr and "give --token or $FS_TOOLS_TOKEN (or --no-token)" in done.stderr
+    assert "serving MCP" not in done.stdout  # refused before it said it serves
+
+
+def test_the_made_token_is_said_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    with cli._made_token(8765) as token:
+        said = capsys.readouterr().err
+        assert (tmp_path / "fs-tools" / "http-8765.token").read_text() == token
+    assert said.count("\n") == 1 and "'Authorization: Bearer <token>'" in said
+    assert f"'{tmp_path}/fs-tools/http-8765.token'" in said and "--no-token" in said and token not in said
+    assert not (tmp_path / "fs-tools" / "http-8765.token").exists()
 
 
 def test_loopback_means_this_machine_only() -> None:

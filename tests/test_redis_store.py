@@ -298,7 +298,7 @@ def _replica(root: Path, url: str) -> Iterator[int]:
     from tests.redis_server import _free_port
 
     port = _free_port()
-    argv = [sys.executable, "-m", "fs_tools", "serve", "--root", str(root), "--transport", "http"]
+    argv = [sys.executable, "-m", "fs_tools", "serve", "--root", str(root), "--transport", "http", "--no-token"]
     with tempfile.TemporaryFile() as said:  # its stderr, read only if it fails to start
         process = subprocess.Popen([*argv, "--port", str(port), "--store", url], stdout=subprocess.PIPE, stderr=said)
         try:

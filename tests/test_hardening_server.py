@@ -730,3 +730,102 @@ def test_a_full_disk_under_the_store_is_store_unavailable(root: Path, tmp_path: 
     finally:
         if subprocess.run(["umount", str(small)], capture_output=True).returncode != 0:
             subprocess.run(["umount", "-l", str(small)], capture_output=True)
+
+
+# --- issue 31: an ended HTTP session takes its observations with it ------------------------------------------
+
+
+def _audited_session(audit: Path) -> str:
+    """The fs-tools session of the last call the audit log recorded."""
+    return str(json.loads(audit.read_text().splitlines()[-1])["session"])
+
+
+def test_an_ended_http_session_takes_its_observations_with_it(root: Path, tmp_path: Path) -> None:
+    """The memory store kept an ended HTTP session's observations for the life of the server (one set per
+    client that ever connected). A session keyed by its MCP session id can never be asked for again
+    once the id is over: its client's DELETE now forgets them, before the client hears the answer."""
+    from tests.in_process_http import serving
+
+    (root / "a.txt").write_text("one\n")
+    audit = tmp_path / "audit.jsonl"
+    log = mcp_server.AuditLog(audit)
+    with Workspace(root) as ws, serving(mcp_server.http_app(ws, host="127.0.0.1", audit=log)) as url:
+
+        async def read_then_leave() -> tuple[str, dict[str, Any]]:
+            async with Client(url) as client:  # leaving it sends DELETE, as the SDK's client does
+                assert not (await client.call_tool("read", {"file_path": "a.txt"})).is_error
+                key = _audited_session(audit)
+                return key, dict(ws.store.observed(key))
+
+        key, during = asyncio.run(read_then_leave())
+        assert key.startswith("http-") and list(during) == [str((root / "a.txt").resolve())]
+        assert ws.store.observed(key) == {}
+
+        async def keep_by_header() -> str:  # a session the client names itself is the client's to keep
+            async with Client(
+                streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"fs-tools-session": "mine"}))
+            ) as client:
+                assert not (await client.call_tool("read", {"file_path": "a.txt"})).is_error
+                return _audited_session(audit)
+
+        kept = asyncio.run(keep_by_header())
+        assert kept == "http-header-mine" and list(ws.store.observed(kept)) == [str((root / "a.txt").resolve())]
+    log.close()
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_idle_or_crashed_http_session_is_forgotten_once() -> None:
+    """The ends the SDK keeps to itself — its idle timeout, a session it no longer knows (404) — are read
+    on the wire: each ended id is told once, and never one still serving a request."""
+    ended: list[str] = []
+    clock = _Clock()
+    known = {"a", "b"}
+    issued = iter(["a", "b", "c"])
+
+    async def sdk(scope: dict[str, Any], receive: Any, send: Any) -> None:  # the SDK's stateful app, reduced
+        given = dict(scope["headers"]).get(b"mcp-session-id", b"").decode()
+        if not given:
+            headers = [(b"mcp-session-id", next(issued).encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+        else:
+            await send({"type": "http.response.start", "status": 200 if given in known else 404, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    app = mcp_server.EndedSessions(sdk, idle_seconds=100, ended=ended.append, clock=clock)
+
+    async def request(session: str | None = None, method: str = "POST") -> None:
+        headers = [(b"mcp-session-id", session.encode())] if session else []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            pass
+
+        await app({"type": "http", "method": method, "path": "/mcp", "headers": headers}, receive, send)
+
+    async def run() -> None:
+        await request()  # opens "a"
+        await request()  # opens "b"
+        clock.now = 60
+        await request("b")  # b used at 60, a last at 0
+        clock.now = 150
+        await request("b")  # the sweep: a idle for 150 s > 100 s
+        assert ended == ["a"]
+        known.discard("b")  # the SDK lost b (a crash): it answers 404
+        await request("b")
+        assert ended == ["a", "b"]
+        await request("b")  # told once
+        await request("nobody")  # an id the SDK never issued: nothing to forget
+        clock.now = 10_000
+        await request()
+        assert ended == ["a", "b"]
+
+    asyncio.run(run())

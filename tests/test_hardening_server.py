@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 mcp = pytest.importorskip("mcp")
@@ -787,10 +788,17 @@ def test_an_idle_or_crashed_http_session_is_forgotten_once() -> None:
     ended: list[str] = []
     clock = _Clock()
     known = {"a", "b"}
-    issued = iter(["a", "b", "c"])
+    issued = iter(["a", "b", "c", "d"])
+
+    held = anyio.Event()  # a GET stream the client keeps open
 
     async def sdk(scope: dict[str, Any], receive: Any, send: Any) -> None:  # the SDK's stateful app, reduced
         given = dict(scope["headers"]).get(b"mcp-session-id", b"").decode()
+        if scope["method"] == "GET":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await held.wait()
+            await send({"type": "http.response.body", "body": b""})
+            return
         if not given:
             headers = [(b"mcp-session-id", next(issued).encode())]
             await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -825,7 +833,19 @@ def test_an_idle_or_crashed_http_session_is_forgotten_once() -> None:
         await request("b")  # told once
         await request("nobody")  # an id the SDK never issued: nothing to forget
         clock.now = 10_000
-        await request()
+        await request()  # opens "c"
         assert ended == ["a", "b"]
+        async with anyio.create_task_group() as streams:
+            streams.start_soon(request, "c", "GET")
+            await anyio.wait_all_tasks_blocked()
+            clock.now = 20_000
+            await request("nobody")  # the sweep: c idle for 10,000 s, but its stream is open
+            assert ended == ["a", "b"]
+            held.set()
+        clock.now = 20_050
+        await request("nobody")  # its idle time began when the stream ended
+        clock.now = 20_101
+        await request("nobody")
+        assert ended == ["a", "b", "c"]
 
     asyncio.run(run())

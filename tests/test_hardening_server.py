@@ -463,6 +463,17 @@ def test_no_token_opts_out_on_loopback_only(root: Path, tmp_path: Path) -> None:
         )
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert done.stderr.startswith("fs-tools: error: ") and says in done.stderr and "Traceback" not in done.stderr
+    stdio = subprocess.run(  # no port to protect: said, and served
+        [*SERVE, "--root", str(root), "--no-token"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT,
+        check=False,
+    )
+    assert stdio.returncode == 0, stdio.stderr
+    assert "fs-tools: warning: --no-token applies to --transport http only; stdio ignores it" in stdio.stderr
 
 
 def test_a_token_file_that_cannot_be_written_is_one_line(root: Path, tmp_path: Path) -> None:

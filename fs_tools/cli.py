@@ -72,6 +72,12 @@ def default_state_file() -> Path:
     return Path(base) / "fs-tools" / "observations.sqlite"
 
 
+def token_file(port: int | str) -> Path:
+    """Where ``fs-tools serve --transport http`` writes the token it made for the server on ``port``:
+    beside ``fs-tools call``'s state, readable by the user only."""
+    return default_state_file().parent / f"http-{port}.token"
+
+
 def _port(text: str) -> int:
     try:
         port = int(text)
@@ -162,7 +168,14 @@ def _parser() -> _Parser:
     serve.add_argument(
         "--token",
         help=f"HTTP: require 'Authorization: Bearer TOKEN' on every request (default ${TOKEN_ENV}; prefer "
-        "the variable, since other local users can read a command line)",
+        "the variable, since other local users can read a command line). Without either, a token is made "
+        f"for the run and written to {token_file('PORT')} (readable by you only)",
+    )
+    serve.add_argument(
+        "--no-token",
+        action="store_true",
+        help="HTTP on a loopback address: require no token (any local user can then use the tools with your "
+        "rights); refused with --token or off loopback",
     )
     serve.add_argument("--audit-log", type=Path, help="append one JSON line per tool call to this file")
     serve.add_argument(
@@ -351,11 +364,12 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         # the SDK by its own name: on PyPI "fs-tools" is an unrelated project (SPEC section 2)
         raise _BadSetup(f"fs-tools serve needs the MCP SDK ({exc}): pip install 'mcp>=2.3,<3'") from exc
-    token = args.token if args.token is not None else _env(TOKEN_ENV)
+    token = args.token if args.token is not None or args.no_token else _env(TOKEN_ENV)
     if args.transport == "http":
-        _check_http_options(args.host, token)
-    elif args.token is not None:  # a stdio client is the process that started the server: no token to check
-        print("fs-tools: warning: --token applies to --transport http only; stdio ignores it", file=sys.stderr)
+        _check_http_options(args.host, token, no_token=args.no_token, token_given=args.token is not None)
+    elif args.token is not None or args.no_token:  # a stdio client is the process that started the server
+        flag = "--token" if args.token is not None else "--no-token"
+        print(f"fs-tools: warning: {flag} applies to --transport http only; stdio ignores it", file=sys.stderr)
     try:
         audit = mcp_server.AuditLog(args.audit_log) if args.audit_log else None
     except OSError as exc:
@@ -371,8 +385,11 @@ def _serve(args: argparse.Namespace) -> int:
                 sock = mcp_server.listen(args.host, args.port)
             except OSError as exc:
                 raise _BadSetup(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
-            print(f"fs-tools: serving MCP on {mcp_server.url_of(args.host, sock)}", flush=True)
-            mcp_server.serve_http(workspace, sock, host=args.host, token=token, audit=audit)
+            with contextlib.ExitStack() as made:
+                if token is None and not args.no_token:
+                    token = made.enter_context(_made_token(sock.getsockname()[1]))
+                print(f"fs-tools: serving MCP on {mcp_server.url_of(args.host, sock)}", flush=True)
+                mcp_server.serve_http(workspace, sock, host=args.host, token=token, audit=audit)
     except KeyboardInterrupt:
         pass
     finally:
@@ -381,10 +398,86 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_http_options(host: str, token: str | None) -> None:
-    """An unusable token, or a non-loopback address without one, is a host error."""
+@contextlib.contextmanager
+def _made_token(port: int) -> Iterator[str]:
+    """A token for a server given none: written where only the user can read it, said on stderr, and
+    removed when the server stops (a server killed leaves it, readable by the user only, for the next
+    run on the port to replace)."""
+    import secrets
+
+    token, path = secrets.token_urlsafe(32), token_file(port)
+    try:
+        _write_private(path, token)
+    except OSError as exc:
+        raise _BadSetup(
+            f"cannot write the HTTP token to {str(path)!r}: {exc.strerror or exc}; give --token or ${TOKEN_ENV} "
+            "(or --no-token)"
+        ) from exc
+    print(
+        f"fs-tools: no --token or ${TOKEN_ENV} given: clients must send 'Authorization: Bearer <token>' with "
+        f"the token in {str(path)!r} (readable by you only; --no-token serves without one)",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        with _terminate_as_interrupt():
+            yield token
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops the server as SIGINT does, cleanly, so the token file is removed: uvicorn hands a
+    signal it caught back to the handler that was there before it, and the default one for SIGTERM ends
+    the process on the spot."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """``text`` as the whole of ``path``, mode 0600 from the start: written to a temp file made by mkstemp
+    (0600, never an existing file or a planted link) in the same directory, then renamed over ``path``."""
+    import tempfile
+
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(text)  # no newline: the file's text is the header's value as it is
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _check_http_options(host: str, token: str | None, *, no_token: bool, token_given: bool) -> None:
+    """An unusable token, a non-loopback address without one, or --no-token with a token or off loopback
+    is a host error."""
     from fs_tools import mcp_server
 
+    if no_token and token_given:
+        raise _BadSetup("--no-token and --token contradict each other: give one of them")
+    if no_token and not mcp_server.is_loopback(host):
+        raise _BadSetup(
+            f"--no-token serves only on a loopback address, and --host {host!r} is not one: any machine that "
+            f"reaches it could use the tools; give --token or ${TOKEN_ENV} instead"
+        )
     if token is not None:
         try:
             mcp_server.check_token(token)

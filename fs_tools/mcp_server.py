@@ -13,7 +13,9 @@ Sessions: one stdio connection is one session. Over HTTP a client's session is i
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -35,6 +37,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
+from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp.shared.message import SessionMessage
 from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -655,9 +658,19 @@ async def _unauthorised(send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def http_app(workspace: Workspace, *, host: str, token: str | None = None, audit: AuditLog | None = None) -> Any:
+def http_app(
+    workspace: Workspace,
+    *,
+    host: str,
+    token: str | None = None,
+    audit: AuditLog | None = None,
+    idle_seconds: float = DEFAULT_SESSION_IDLE_TIMEOUT,
+) -> Any:
     """The streamable HTTP app at ``/mcp``. On a loopback ``host`` the SDK's Host and Origin checks stop
-    DNS rebinding; with a ``token`` every request must also carry it (``BearerToken``)."""
+    DNS rebinding; with a ``token`` every request must also carry it (``BearerToken``). An MCP session
+    without a request for ``idle_seconds`` ends (the SDK's own default, 30 minutes), and what the
+    fs-tools session named by its id kept goes with it (``EndedSessions``); with a shared store the
+    store bounds the ids (``replicas``)."""
     server = build_server(workspace, http_sessions, audit=audit)
     server.middleware.append(_handshake_only)
     store = workspace.store
@@ -666,10 +679,119 @@ def http_app(workspace: Workspace, *, host: str, token: str | None = None, audit
         from fs_tools.replicas import SharedSessions
 
         stateless = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=host)
-        app: Any = SharedSessions(stateless, store, path="/mcp")  # type: ignore[arg-type]
+        ended = functools.partial(_forget_http_session, workspace)
+        app: Any = SharedSessions(stateless, store, path="/mcp", ended=ended)  # type: ignore[arg-type]
     else:
-        app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=False, host=host)
+        app = EndedSessions(
+            server.streamable_http_app(
+                streamable_http_path="/mcp", stateless_http=False, host=host, session_idle_timeout=idle_seconds
+            ),
+            idle_seconds=idle_seconds,
+            ended=functools.partial(_forget_http_session, workspace),
+        )
     return app if token is None else BearerToken(app, token)
+
+
+class EndedSessions:
+    """ASGI middleware in front of the SDK's stateful streamable-HTTP app: tells ``ended`` (in a worker
+    thread) of each MCP session id the SDK stopped serving — a DELETE it answered, an id it now answers
+    404 to (a crash), an id without a request for longer than the SDK's idle timeout — once each, so
+    that what the fs-tools session named by the id kept does not outlive it. The SDK offers no hook for
+    a session's end to a low-level server (its connection's exit stack is not handed to handlers), so
+    the ends are read from outside, on the wire. Only ids the SDK issued (an initialize answered with
+    one) are remembered: at most the SDK's session cap live, plus those ended since the last request.
+    ``clock`` is the idle timeout's, as the SDK's is; a sweep at each request ends what has gone idle."""
+
+    def __init__(
+        self,
+        app: Any,
+        *,
+        idle_seconds: float | None,
+        ended: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._app = app
+        self._idle = idle_seconds
+        self._ended = ended
+        self._clock = clock
+        self._last_use: collections.OrderedDict[str, float] = collections.OrderedDict()  # the oldest first
+        self._in_flight: collections.Counter[str] = collections.Counter()  # never idle while serving
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        await self._sweep()
+        given = _header(scope.get("headers") or (), MCP_SESSION_ID)
+        deleting = scope.get("method") == "DELETE"
+
+        async def watch(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                if given is None:
+                    issued = _header(message.get("headers") or (), MCP_SESSION_ID)
+                    if issued is not None and status < 400:
+                        self._used(issued)
+                elif given in self._last_use:
+                    if status == 404 or (deleting and 200 <= status < 300):
+                        del self._last_use[given]
+                        await self._forget(given)  # before the client hears that the session is over
+                    else:
+                        self._used(given)
+            await send(message)
+
+        if given is not None:
+            self._in_flight[given] += 1
+        try:
+            await self._app(scope, receive, watch)
+        finally:
+            if given is not None:
+                self._in_flight[given] -= 1
+                if not self._in_flight[given]:
+                    del self._in_flight[given]
+                if given in self._last_use:
+                    self._used(given)  # its idle time starts when the request ends, as the SDK's does
+
+    def _used(self, session_id: str) -> None:
+        self._last_use[session_id] = self._clock()
+        self._last_use.move_to_end(session_id)
+
+    async def _sweep(self) -> None:
+        if self._idle is None:
+            return
+        now = self._clock()
+        while self._last_use:
+            session_id, used = next(iter(self._last_use.items()))
+            if now - used <= self._idle:
+                return
+            del self._last_use[session_id]
+            if session_id in self._in_flight:  # a GET stream held open: not idle to the SDK either
+                self._last_use[session_id] = now
+                continue
+            await self._forget(session_id)
+
+    async def _forget(self, session_id: str) -> None:
+        try:
+            await anyio.to_thread.run_sync(self._ended, session_id)
+        except Exception:  # a store that fails now: the session is over either way
+            log.warning("could not forget what the ended MCP session %s kept", session_id, exc_info=True)
+
+
+MCP_SESSION_ID = b"mcp-session-id"
+
+
+def _header(headers: Any, name: bytes) -> str | None:
+    """The one value of header ``name`` (ASGI: lower-case bytes pairs); None when absent or repeated."""
+    values = [bytes(value) for key, value in headers if bytes(key).lower() == name]
+    return values[0].decode("latin-1") if len(values) == 1 else None
+
+
+def _forget_http_session(workspace: Workspace, session_id: str) -> None:
+    """An MCP session ended (DELETE, idle, crowded out): the fs-tools session named by its id can never be
+    asked for again, so its observations and read windows go (a session a client names by the
+    ``fs-tools-session`` header is the client's to keep, and stays)."""
+    if not workspace.closed:
+        workspace.session(f"http-{session_id}").forget()
 
 
 def listen(host: str, port: int) -> socket.socket:

@@ -54,6 +54,11 @@ log = logging.getLogger("fs_tools.redis_store")
 
 SCHEMES = ("redis://", "rediss://", "unix://")
 DEFAULT_SESSION_SECONDS = 7 * 24 * 3600
+# MCP session ids replicas share (streamable HTTP): as the SDK keeps its in-process sessions — closed
+# after 30 minutes without a request, at most 10,000 at once — except that past the cap the least
+# recently used id is ended instead of the new one refused (a client told 404 opens another session)
+DEFAULT_MCP_IDLE_SECONDS = 30 * 60
+DEFAULT_MAX_MCP_SESSIONS = 10_000
 _ABSENT = b""  # an observation of no file; a present one is its 32-hex version
 
 
@@ -161,14 +166,22 @@ class RedisStore:
         session_seconds: float = DEFAULT_SESSION_SECONDS,
         max_history_bytes: int = DEFAULT_HISTORY_BYTES,
         timeout: float = 5.0,
+        mcp_idle_seconds: float = DEFAULT_MCP_IDLE_SECONDS,
+        max_mcp_sessions: int = DEFAULT_MAX_MCP_SESSIONS,
     ) -> None:
         if not is_redis_url(url):
             raise ValueError(f"a Redis store needs a redis://, rediss:// or unix:// URL, not {url[:60]!r}")
         for name, value in (("workspace_id", workspace_id), ("key_prefix", key_prefix)):
             if value is not None and (not isinstance(value, str) or not value or "\0" in value):
                 raise ValueError(f"RedisStore({name}=...) must be a non-empty string, got {value!r}")
-        if not isinstance(session_seconds, int | float) or isinstance(session_seconds, bool) or session_seconds < 1:
-            raise ValueError(f"RedisStore(session_seconds=...) must be at least 1 second, got {session_seconds!r}")
+        for name, number in (
+            ("session_seconds", session_seconds),
+            ("mcp_idle_seconds", mcp_idle_seconds),
+            ("max_mcp_sessions", max_mcp_sessions),
+        ):
+            if not isinstance(number, int | float) or isinstance(number, bool) or not 1 <= number < 2**53:
+                what = "a number of sessions" if name == "max_mcp_sessions" else "a number of seconds"
+                raise ValueError(f"RedisStore({name}=...) must be {what} of at least 1, got {number!r}")
         try:
             import redis
             from redis.backoff import NoBackoff
@@ -180,6 +193,8 @@ class RedisStore:
         self.key_prefix = key_prefix
         self.workspace_id = workspace_id
         self.session_seconds = int(session_seconds)
+        self.mcp_idle_seconds = int(mcp_idle_seconds)
+        self.max_mcp_sessions = int(max_mcp_sessions)
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError,)
         try:
             # one retry, at once, of a command that met a dropped connection (a restart): it reconnects;
@@ -198,6 +213,8 @@ class RedisStore:
             raise ValueError(f"observation store {self.shown} cannot be reached: {reason}") from exc
         self._keys: SharedKeys | None = None
         self.history = RedisHistory(self, max_bytes=max_history_bytes)
+        self._open_mcp = self._redis.register_script(_OPEN_MCP)
+        self._use_mcp = self._redis.register_script(_USE_MCP)
 
     # --- binding to a workspace ---------------------------------------------------------------------
 
@@ -274,20 +291,35 @@ class RedisStore:
 
     # --- the MCP sessions replicas share (streamable HTTP) -------------------------------------------
 
-    def open_mcp_session(self, session_id: str) -> None:
-        """Record an MCP session id a replica issued: every replica then accepts it."""
+    def open_mcp_session(self, session_id: str) -> list[str]:
+        """Record an MCP session id a replica issued: every replica then accepts it until it has gone
+        ``mcp_idle_seconds`` without a request. Past ``max_mcp_sessions`` the least recently used ids
+        are ended (one, unless the cap was lowered): they are returned, so that what their sessions
+        kept can be forgotten too."""
+        keys = self._mcp_keys(session_id)
         with self.guard("opening an MCP session") as db:
-            db.set(self.name("mcp", session_id), b"1", ex=self.session_seconds)
+            limits = [self.mcp_idle_seconds, self.max_mcp_sessions]
+            ended = self._open_mcp(keys, [*limits, self.name("mcp", b""), _raw(session_id)], db)
+        return [_text(each) for each in ended]
 
     def mcp_session_open(self, session_id: str) -> bool:
-        """Whether some replica issued ``session_id`` and nobody ended it; its expiry starts again."""
+        """Whether some replica issued ``session_id`` and nobody ended it; its idle time starts again,
+        and it becomes the most recently used."""
         with self.guard("looking up an MCP session") as db:
-            return bool(db.expire(self.name("mcp", session_id), self.session_seconds))
+            return bool(self._use_mcp(self._mcp_keys(session_id), [self.mcp_idle_seconds, _raw(session_id)], db))
 
     def close_mcp_session(self, session_id: str) -> bool:
         """End an MCP session everywhere; whether it was open."""
         with self.guard("ending an MCP session") as db:
-            return bool(db.delete(self.name("mcp", session_id)))
+            pipe = db.pipeline(transaction=True)
+            pipe.delete(self.name("mcp", session_id))
+            pipe.zrem(self.name("mcp-live"), _raw(session_id))
+            return bool(pipe.execute()[0])
+
+    def _mcp_keys(self, session_id: str) -> list[bytes]:
+        """The id's key, the ids in order of last use, and the counter that orders them (a count, not a
+        clock: replicas whose clocks differ still agree on the order)."""
+        return [self.name("mcp", session_id), self.name("mcp-live"), self.name("mcp-used")]
 
     def close(self) -> None:
         with contextlib.suppress(*self._errors):
@@ -386,6 +418,37 @@ end
 return found
 """
 
+
+# An MCP session id opened: its key (expiring when idle), its place as the most recently used, then the
+# least recently used ended while there are more than the cap. An id whose key expired keeps its place
+# until it is ended so (the order holds at most the cap): the caller forgets what those sessions kept.
+# KEYS: the id's key, the order (a sorted set), the counter. ARGV: idle seconds, the cap, the ids' key
+# prefix, the id.
+_OPEN_MCP = """
+redis.call('SET', KEYS[1], '1', 'EX', ARGV[1])
+redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[4])
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[2])
+if over <= 0 then
+  return {}
+end
+local oldest = redis.call('ZPOPMIN', KEYS[2], over)
+local ended = {}
+for i = 1, #oldest, 2 do
+  redis.call('DEL', ARGV[3] .. oldest[i])
+  ended[#ended + 1] = oldest[i]
+end
+return ended
+"""
+
+# An MCP session id used: 1 (its idle time restarts, it becomes the most recently used) or 0 (unknown,
+# ended or idle too long). KEYS as above; ARGV: idle seconds, the id.
+_USE_MCP = """
+if redis.call('EXPIRE', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+redis.call('ZADD', KEYS[2], 'XX', redis.call('INCR', KEYS[3]), ARGV[2])
+return 1
+"""
 
 _SEND_KEPT_BYTES = 64 << 10  # above this, an append first asks which contents are kept already
 

@@ -12,6 +12,11 @@ What a stateless replica cannot do: send the client a request of its own between
 none: a GET for such a stream is 405, which clients take as "no stream") or cancel a call on another
 replica (a cancellation reaches the replica it lands on; the call runs to its end there, and its result
 is still gated).
+
+Session ids are bounded as the SDK bounds its in-process sessions: an id not used for 30 minutes is
+forgotten, and past 10,000 the least recently used is ended (``RedisStore(mcp_idle_seconds=...,
+max_mcp_sessions=...)``). A session ended so, or by the client's DELETE, takes what the session kept
+with it (``ended``: its observations, named by the id, can never be asked for again).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import contextlib
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio.to_thread
@@ -35,7 +41,9 @@ MAX_OPENING_BYTES = 1 << 20  # an initialize request is a few hundred bytes
 class SessionRegistry(Protocol):
     """Where replicas keep the MCP session ids they issued (``RedisStore`` is one)."""
 
-    def open_mcp_session(self, session_id: str) -> None: ...
+    def open_mcp_session(self, session_id: str) -> list[str]:
+        """Record ``session_id``; the ids ended to make room for it."""
+        ...
 
     def mcp_session_open(self, session_id: str) -> bool: ...
 
@@ -46,10 +54,13 @@ class SharedSessions:
     """ASGI middleware in front of the SDK's stateless streamable-HTTP app: session ids in a registry
     every replica shares."""
 
-    def __init__(self, app: Any, registry: SessionRegistry, *, path: str) -> None:
+    def __init__(
+        self, app: Any, registry: SessionRegistry, *, path: str, ended: Callable[[str], None] = lambda _: None
+    ) -> None:
         self._app = app
         self._registry = registry
         self._path = path
+        self._ended = ended  # told (in a worker thread) of each session id ended: by DELETE, or for room
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or str(scope.get("path", "")).rstrip("/") != self._path:
@@ -70,6 +81,7 @@ class SharedSessions:
                 return
             if scope["method"] == "DELETE":  # the client ends the session: on every replica
                 await anyio.to_thread.run_sync(self._registry.close_mcp_session, session_id)
+                await self._forget([session_id])
                 await send({"type": "http.response.start", "status": 200, "headers": []})
                 await send({"type": "http.response.body", "body": b""})
                 return
@@ -95,7 +107,7 @@ class SharedSessions:
             await _reply(send, 400, "Bad Request: Missing session ID")
             return
         session_id = uuid.uuid4().hex
-        await anyio.to_thread.run_sync(self._registry.open_mcp_session, session_id)
+        await self._forget(await anyio.to_thread.run_sync(self._registry.open_mcp_session, session_id))
         opened = dict(scope, headers=[*headers, (SESSION_HEADER, session_id.encode("ascii"))])
         sent = False
 
@@ -118,6 +130,15 @@ class SharedSessions:
             await send(message)
 
         await self._app(opened, replay, with_id)
+
+    async def _forget(self, ended: list[str]) -> None:
+        """What the sessions ``ended`` kept goes with them; a failure to forget is logged, not answered:
+        the session itself is ended either way, and what it kept expires on its own."""
+        for session_id in ended:
+            try:
+                await anyio.to_thread.run_sync(self._ended, session_id)
+            except StoreUnavailable:
+                log.warning("could not forget what the ended MCP session %s kept", session_id)
 
 
 def _is_initialize(body: bytes) -> bool:

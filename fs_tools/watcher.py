@@ -152,7 +152,7 @@ class Watcher:
         self._told: dict[tuple[str, str], str | None] = {}  # (session, key) -> version last announced
         self._overflows = 0  # times the kernel dropped events: every observed file is then worth a look
         self._rescanned: dict[str, int] = {}  # session -> overflows its full re-hash has covered
-        self._observer = _observer(self._queue_overflowed)
+        self._observer = _observer(self._queue_overflowed, provider.real_root_paths[0])
         handler = _Handler(self)
         for root in provider.real_root_paths:
             # only events that can mean new content: the kernel then never queues the open/access/close
@@ -171,7 +171,7 @@ class Watcher:
         self._observer.stop()
         if self.is_current_thread():
             return False
-        self._observer.join(timeout=10)
+        self._observer.join(timeout=_JOIN_SECONDS)
         return not self._observer.is_alive()
 
     def changes(self, session: str) -> list[Change]:
@@ -265,50 +265,82 @@ class _Handler(FileSystemEventHandler):
         self._watcher._paths_changed(paths)
 
 
-def _observer(on_overflow: Callable[[], None]) -> BaseObserver:
+def _observer(on_overflow: Callable[[], None], probe: str) -> BaseObserver:
     """A watchdog observer that also calls ``on_overflow`` when the kernel's inotify queue overflows.
 
-    watchdog (from 7.1) handles an overflow in its watch group's ``on_queue_overflow`` (it rebuilds the
-    watches) and tells no event handler. The observer is built through watchdog's public seam,
-    ``BaseObserver(emitter_class)``, with an emitter whose watch group is a subclass that also calls
-    ``on_overflow``. (Not a log filter on watchdog's warning: a host's logging configuration — a level,
-    a ``dictConfig``, ``logging.disable`` — would silently turn the signal off.) Where inotify is not the
-    backend, the platform's observer is used as is."""
+    watchdog (from 7.1) handles an overflow in its inotify reader's ``handle_event`` (each watch group
+    rebuilds its watches) and tells no event handler. The observer is built through watchdog's public
+    seams: ``BaseObserver(emitter_class, inotify_fd=...)`` with watchdog's own emitter, and a reader that
+    is a subclass of ``InotifyFD`` whose ``handle_event`` also calls ``on_overflow``. (Not a log filter
+    on watchdog's warning: a host's logging configuration — a level, a ``dictConfig``,
+    ``logging.disable`` — would silently turn the signal off.) ``probe`` is a directory the reader may
+    watch for a moment before anything else (a root). Where inotify is not the backend, the platform's
+    observer is used as is."""
     try:
-        from watchdog.observers.inotify import InotifyEmitter, InotifyWatchGroup
-        from watchdog.observers.inotify_c import InotifyFD
+        from watchdog.observers.inotify import InotifyEmitter
+        from watchdog.observers.inotify_c import CallbackId, InotifyConstants, InotifyEvent, InotifyFD, Mask
     except Exception:  # not Linux: no inotify
         return Observer()
 
-    class Group(InotifyWatchGroup):
-        def on_queue_overflow(self) -> None:
-            super().on_queue_overflow()
-            on_overflow()
+    class Reader(InotifyFD):
+        """watchdog's inotify reader, which says when it has read from the kernel for the first time.
 
-    class Emitter(InotifyEmitter):
-        def on_thread_start(self) -> None:
-            # as watchdog's own, with the group above: the emitter's group is the one name of watchdog's
-            # internals used here (its constructor takes no group factory)
-            self._inotify = Group(
-                self._inotify_fd,
-                os.fsencode(self.watch.path),
-                is_recursive=self.watch.is_recursive,
-                event_mask=self.get_event_mask_from_filter(),
-                follow_symlink=self.watch.follow_symlink,
-            )
+        watchdog 7.1's reader frees its inotify descriptor and wake-up pipe itself only when it is
+        stopped in or after a read: stopped before its thread's first read (a busy machine, a workspace
+        closed at once) it leaves all three open. ``wait_until_reading`` closes that window."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.has_read = threading.Event()
+
+        def handle_event(self, event: InotifyEvent) -> None:
+            self.has_read.set()  # dispatched after the read that brought it: the reader is past its first read
+            super().handle_event(event)
+            if event.is_queue_overflow:
+                on_overflow()  # every watch group has rebuilt its watches by now
+
+        def wait_until_reading(self, path: str) -> None:
+            """Make the kernel queue one event (a watch added and removed at once queues IN_IGNORED) and
+            wait until it is dispatched. Bounded by the join timeout ``close`` uses: a reader that died
+            meanwhile does not hang the caller (it would only leave its descriptors open, as before)."""
+            callback = _Probe()
+            ident = CallbackId(id(callback))
+            wd = self.add_callback(os.fsencode(path), Mask(InotifyConstants.IN_DELETE_SELF), callback, ident)
+            self.remove_callbacks([(wd, ident)])
+            self.has_read.wait(timeout=_JOIN_SECONDS)
 
     class Watching(BaseObserver):
         """As watchdog's ``InotifyObserver``: an inotify instance of its own (so the kernel's limits
         are read when it is made), stopped with the observer."""
 
         def __init__(self) -> None:
-            self._inotify_fd = InotifyFD()
-            self._inotify_fd.start()
-            super().__init__(Emitter, inotify_fd=self._inotify_fd)
+            self._reader = Reader()
+            self._reader.start()
+            self._reader.wait_until_reading(probe)
+            super().__init__(InotifyEmitter, inotify_fd=self._reader)
 
         def on_thread_stop(self) -> None:
-            super().on_thread_stop()
-            self._inotify_fd.stop()
-            self._inotify_fd.join()
+            super().on_thread_stop()  # the emitters stopped and joined: their watches are gone
+            self._reader.stop()
+            self._reader.join()
 
     return Watching()
+
+
+_JOIN_SECONDS = 10  # how long close waits for the observer's thread, and the observer for its reader's first read
+
+
+class _Probe:
+    """The callback of the reader's probe watch: it hears nothing that matters."""
+
+    def on_event(self, event: object) -> None:
+        pass
+
+    def on_watch_deleted(self, wd: int) -> None:
+        pass
+
+    def on_queue_overflow(self) -> None:
+        pass
+
+    def on_events_lost(self) -> None:
+        pass

@@ -218,7 +218,19 @@ def test_a_missing_root_or_session_names_the_flag_and_the_variable(root: Path, t
 @NEEDS_MCP
 def test_serve_over_http_prints_the_url_it_listens_on(root: Path) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "fs_tools", "serve", "--root", str(root), "--transport", "http", "--port", "0"],
+        [
+            sys.executable,
+            "-m",
+            "fs_tools",
+            "serve",
+            "--root",
+            str(root),
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--no-token",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

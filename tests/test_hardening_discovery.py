@@ -26,11 +26,18 @@ from hypothesis import strategies as st
 from wcmatch import glob as wc
 
 from fs_tools import Session, Workspace
-from fs_tools.errors import error_codes
+from fs_tools.errors import ToolTimeout, error_codes
 from fs_tools.provider.tempfiles import TEMP_NAME, create_temp
 from fs_tools.provider.walk import FILE, Entry
 from fs_tools.testing import assert_error, assert_ok
-from fs_tools.tools.globpattern import MAX_GLOB_CHARS, MAX_GLOB_FLOATING, MAX_GLOB_SEGMENTS, compile_glob
+from fs_tools.tools.globpattern import (
+    MAX_GLOB_CHARS,
+    MAX_GLOB_FLOATING,
+    MAX_GLOB_SEGMENTS,
+    GlobListLimit,
+    compile_glob,
+    compile_globs,
+)
 from fs_tools.tools.grep import MAX_PATTERN_CHARS, MAX_PATTERN_SIZE
 from fs_tools.tools.ignore import IgnoreRules, ignore_rules
 
@@ -536,3 +543,77 @@ def test_a_pattern_only_re_can_compile_is_refused_not_searched_without_a_budget(
         result = ws.session("s").call("grep", {"pattern": "needle"})
     assert result.error is not None and result.error.code == "INVALID_ARGS", result.text
     assert result.text.startswith("invalid arguments: /pattern: pattern not supported by the search engine")
+
+
+# --- issue 31: a list of globs costs what one glob may, and a call globbing many times has one budget ---
+
+
+def test_ls_ignore_globs_share_one_brace_budget(root: Path) -> None:
+    """A hundred '{1..999}' ranges in 1 KB of LS arguments compiled 100,000 patterns (4-10 s, then
+    matched each entry against all of them): the list now shares one pattern's limits."""
+    (root / "7").write_text("x\n")
+    (root / "keep.txt").write_text("x\n")
+    with Workspace(root, dialect="claude-code") as ws:
+        session = ws.session("s")
+        hostile = assert_error(session.call("LS", {"path": ".", "ignore": ["{1..999}"] * 100}), "INVALID_ARGS")
+        at_limit = assert_ok(session.call("LS", {"path": ".", "ignore": ["{1..500}", "{1..499}", "x"]}))
+        over = assert_error(session.call("LS", {"path": ".", "ignore": ["{1..500}", "{1..500}", "x"]}), "INVALID_ARGS")
+    assert hostile.text.startswith("invalid arguments: /ignore/1: invalid glob pattern: "), hostile.text
+    assert "the patterns before it expand to 999" in hostile.text and "limit of 1,000" in hostile.text
+    assert "for the whole list" in hostile.text and len(hostile.text) < 400
+    assert hostile.exception is not None and hostile.exception.__cause__ is None  # a verdict on the arguments
+    assert "keep.txt" in at_limit.text and "1 entry matching ignore not shown" in at_limit.text
+    assert "/ignore/2:" in over.text and "expand to 1,000 and it adds more" in over.text
+
+
+def test_a_glob_list_is_refused_at_the_pattern_that_passes_a_shared_limit() -> None:
+    """Each limit of one pattern holds for a whole list, whatever the list's length; the error names the
+    index, and a lone pattern keeps its own message."""
+    with pytest.raises(GlobListLimit) as many:
+        compile_globs(["x"] * 100_000)  # 1,000 plain patterns fit; the next passes the limit
+    assert many.value.index == 1_000 and "expand to 1,000" in str(many.value)
+    with pytest.raises(GlobListLimit) as segments:
+        compile_globs(["{1..600}/a/b", "{1..300}/c"])  # 900 expansions, but 1,800 + 600 segments
+    assert segments.value.index == 1 and f"limit of {MAX_GLOB_SEGMENTS:,} for the whole list" in str(segments.value)
+    with pytest.raises(GlobListLimit) as floating:
+        compile_globs(["**/a/" * 60 + "b", "**/c/" * 60 + "d"])
+    assert floating.value.index == 1 and "its 59 path segments between two" in str(floating.value)
+    assert "and the 59 of the patterns before it" in str(floating.value)
+    with pytest.raises(GlobListLimit) as lone:
+        compile_globs(["{1..2000}"])
+    assert lone.value.index == 0 and str(lone.value) == "its braces expand to more than 1,000 patterns"
+    assert compile_globs(["*.py", "build/**"], match_base=True).matches(("src", "a.py"))
+    assert not compile_globs([], match_base=True).matches(("a.py",))
+
+
+class _CountingClock:
+    """A clock moved on by each look at it: a budget in seconds becomes a count of work done."""
+
+    def __init__(self) -> None:
+        self.now = time.monotonic()  # never behind the real clock other checks may use
+        self.looks = 0
+
+    def monotonic(self) -> float:
+        self.looks += 1
+        self.now += 1.0
+        return self.now
+
+
+def test_read_many_files_globs_share_one_time_budget(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each include glob of gemini's read_many_files had a budget of its own (50 globs: 50 budgets);
+    the call now has one, and the work it does is bounded by it."""
+    from fs_tools.tools import globbing
+    from fs_tools.tools.dialects import gemini
+
+    for n in range(40):
+        (root / f"f{n}.txt").write_text("x\n")
+    clock = _CountingClock()
+    monkeypatch.setattr(globbing, "time", clock)
+    monkeypatch.setattr(gemini, "time", clock, raising=False)  # (raising: the old code had no clock there)
+    include = ["*.txt"] + [f"**/nothing-{n}" for n in range(49)]  # each glob alone fits the budget of 100
+    with Workspace(root, dialect="gemini", search_seconds=100) as ws:
+        result = assert_error(ws.session("s").call("read_many_files", {"include": include}), "TOOL_TIMEOUT")
+    assert clock.looks <= 100 + 2  # one entry past the budget, not 50 × 40
+    assert "/include/2 ('**/nothing-1')" in result.text and "100 s budget" in result.text, result.text
+    assert "with 40 file(s) named before it" in result.text
+    assert result.exception is not None and isinstance(result.exception.__cause__, ToolTimeout)

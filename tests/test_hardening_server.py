@@ -15,6 +15,7 @@ import queue
 import secrets
 import select
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -23,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 mcp = pytest.importorskip("mcp")
@@ -33,7 +35,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.message import SessionMessage  # noqa: E402
 
-from fs_tools import Workspace, mcp_server  # noqa: E402
+from fs_tools import Workspace, cli, mcp_server  # noqa: E402
 from fs_tools.observation_store import SqliteStore  # noqa: E402
 from policy import Present  # noqa: E402
 
@@ -279,7 +281,7 @@ def test_http_answers_what_its_parser_refuses_and_goes_on_serving(root: Path) ->
     """Over HTTP every POST gets its own answer: the SDK answers a body it cannot parse with 400 and a
     JSON-RPC parse error (id null, as JSON-RPC says for a parse error), so no client waits forever."""
     (root / "a.txt").write_text("one\n")
-    with _http_server(root) as url:
+    with _http_server(root, "--no-token") as url:
         hello = _http_post(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}))
         assert hello.status_code == 200, hello.text
         session = hello.headers["mcp-session-id"]
@@ -408,6 +410,98 @@ def test_serve_refuses_a_token_no_header_can_carry(root: Path, token: str) -> No
     )
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "--token" in done.stderr and "printable ASCII" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_http_on_loopback_without_a_token_makes_one_only_the_user_can_read(root: Path, tmp_path: Path) -> None:
+    """Issue 31: HTTP on loopback without a token let every local user read and write the workspace with
+    the server user's rights. Given none, the server now makes one, writes it where only its user can
+    read it, demands it on every request, and removes the file when it stops."""
+    (root / "secret.txt").write_text("TOP-SECRET\n")
+    state = tmp_path / "state"
+    with _http_server(root, env={"XDG_STATE_HOME": str(state)}) as url:
+        port = int(url.rsplit(":", 1)[1].removesuffix("/mcp"))
+        made = state / "fs-tools" / f"http-{port}.token"
+        assert made.exists(), sorted(map(str, state.rglob("*")))
+        info = made.stat()
+        assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.getuid()
+        assert stat.S_IMODE((state / "fs-tools").stat().st_mode) == 0o700
+        token = made.read_text()
+        assert len(token) >= 43 and mcp_server.check_token(token) is None  # 32 random bytes, URL-safe
+        assert list((state / "fs-tools").iterdir()) == [made]  # no temp left beside it
+        refused = _http_post(url, INITIALIZE)
+        assert refused.status_code == 401 and "TOP-SECRET" not in refused.text
+        assert _http_post(url, INITIALIZE, authorization=f"Bearer {token}").status_code == 200
+
+        async def read_the_secret() -> str:
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {made.read_text()}"}) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                return str((await client.call_tool("read", {"file_path": "secret.txt"})).content[0].text)
+
+        assert asyncio.run(read_the_secret()) == "     1\tTOP-SECRET"
+    assert not made.exists()  # stopped by SIGTERM, as a service manager stops it: the file goes with it
+
+
+def test_no_token_opts_out_on_loopback_only(root: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with _http_server(root, "--no-token", env={"XDG_STATE_HOME": str(state), "FS_TOOLS_TOKEN": "ignored"}) as url:
+        assert _http_post(url, INITIALIZE).status_code == 200  # the flag wins over the variable, as flags do
+    assert not state.exists()  # no token made, none written
+    env = {k: v for k, v in os.environ.items() if k != "FS_TOOLS_TOKEN"}
+    for extra, says in (
+        (["--host", "0.0.0.0", "--no-token"], "--no-token serves only on a loopback address, and --host '0.0.0.0'"),
+        (["--no-token", "--token", "abc"], "--no-token and --token contradict each other"),
+    ):
+        done = subprocess.run(
+            [*SERVE, "--root", str(root), "--transport", "http", "--port", "0", *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=WAIT,
+            check=False,
+        )
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith("fs-tools: error: ") and says in done.stderr and "Traceback" not in done.stderr
+    stdio = subprocess.run(  # no port to protect: said, and served
+        [*SERVE, "--root", str(root), "--no-token"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT,
+        check=False,
+    )
+    assert stdio.returncode == 0, stdio.stderr
+    assert "fs-tools: warning: --no-token applies to --transport http only; stdio ignores it" in stdio.stderr
+
+
+def test_a_token_file_that_cannot_be_written_is_one_line(root: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "FS_TOOLS_TOKEN"} | {"XDG_STATE_HOME": str(blocker)}
+    done = subprocess.run(
+        [*SERVE, "--root", str(root), "--transport", "http", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"cannot write the HTTP token to '{blocker}/fs-tools/http-" in done.stderr
+    assert "Not a directory" in done.stderr and "give --token or $FS_TOOLS_TOKEN (or --no-token)" in done.stderr
+    assert "serving MCP" not in done.stdout  # refused before it said it serves
+
+
+def test_the_made_token_is_said_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    with cli._made_token(8765) as token:
+        said = capsys.readouterr().err
+        assert (tmp_path / "fs-tools" / "http-8765.token").read_text() == token
+    assert said.count("\n") == 1 and "'Authorization: Bearer <token>'" in said
+    assert f"'{tmp_path}/fs-tools/http-8765.token'" in said and "--no-token" in said and token not in said
+    assert not (tmp_path / "fs-tools" / "http-8765.token").exists()
 
 
 def test_loopback_means_this_machine_only() -> None:
@@ -648,3 +742,121 @@ def test_a_full_disk_under_the_store_is_store_unavailable(root: Path, tmp_path: 
     finally:
         if subprocess.run(["umount", str(small)], capture_output=True).returncode != 0:
             subprocess.run(["umount", "-l", str(small)], capture_output=True)
+
+
+# --- issue 31: an ended HTTP session takes its observations with it ------------------------------------------
+
+
+def _audited_session(audit: Path) -> str:
+    """The fs-tools session of the last call the audit log recorded."""
+    return str(json.loads(audit.read_text().splitlines()[-1])["session"])
+
+
+def test_an_ended_http_session_takes_its_observations_with_it(root: Path, tmp_path: Path) -> None:
+    """The memory store kept an ended HTTP session's observations for the life of the server (one set per
+    client that ever connected). A session keyed by its MCP session id can never be asked for again
+    once the id is over: its client's DELETE now forgets them, before the client hears the answer."""
+    from tests.in_process_http import serving
+
+    (root / "a.txt").write_text("one\n")
+    audit = tmp_path / "audit.jsonl"
+    log = mcp_server.AuditLog(audit)
+    with Workspace(root) as ws, serving(mcp_server.http_app(ws, host="127.0.0.1", audit=log)) as url:
+
+        async def read_then_leave() -> tuple[str, dict[str, Any]]:
+            async with Client(url) as client:  # leaving it sends DELETE, as the SDK's client does
+                assert not (await client.call_tool("read", {"file_path": "a.txt"})).is_error
+                key = _audited_session(audit)
+                return key, dict(ws.store.observed(key))
+
+        key, during = asyncio.run(read_then_leave())
+        assert key.startswith("http-") and list(during) == [str((root / "a.txt").resolve())]
+        assert ws.store.observed(key) == {}
+
+        async def keep_by_header() -> str:  # a session the client names itself is the client's to keep
+            async with Client(
+                streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"fs-tools-session": "mine"}))
+            ) as client:
+                assert not (await client.call_tool("read", {"file_path": "a.txt"})).is_error
+                return _audited_session(audit)
+
+        kept = asyncio.run(keep_by_header())
+        assert kept == "http-header-mine" and list(ws.store.observed(kept)) == [str((root / "a.txt").resolve())]
+    log.close()
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_idle_or_crashed_http_session_is_forgotten_once() -> None:
+    """The ends the SDK keeps to itself — its idle timeout, a session it no longer knows (404) — are read
+    on the wire: each ended id is told once, and never one still serving a request."""
+    ended: list[str] = []
+    clock = _Clock()
+    known = {"a", "b"}
+    issued = iter(["a", "b", "c", "d"])
+
+    held = anyio.Event()  # a GET stream the client keeps open
+
+    async def sdk(scope: dict[str, Any], receive: Any, send: Any) -> None:  # the SDK's stateful app, reduced
+        given = dict(scope["headers"]).get(b"mcp-session-id", b"").decode()
+        if scope["method"] == "GET":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await held.wait()
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if not given:
+            headers = [(b"mcp-session-id", next(issued).encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+        else:
+            await send({"type": "http.response.start", "status": 200 if given in known else 404, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    app = mcp_server.EndedSessions(sdk, idle_seconds=100, ended=ended.append, clock=clock)
+
+    async def request(session: str | None = None, method: str = "POST") -> None:
+        headers = [(b"mcp-session-id", session.encode())] if session else []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            pass
+
+        await app({"type": "http", "method": method, "path": "/mcp", "headers": headers}, receive, send)
+
+    async def run() -> None:
+        await request()  # opens "a"
+        await request()  # opens "b"
+        clock.now = 60
+        await request("b")  # b used at 60, a last at 0
+        clock.now = 150
+        await request("b")  # the sweep: a idle for 150 s > 100 s
+        assert ended == ["a"]
+        known.discard("b")  # the SDK lost b (a crash): it answers 404
+        await request("b")
+        assert ended == ["a", "b"]
+        await request("b")  # told once
+        await request("nobody")  # an id the SDK never issued: nothing to forget
+        clock.now = 10_000
+        await request()  # opens "c"
+        assert ended == ["a", "b"]
+        async with anyio.create_task_group() as streams:
+            streams.start_soon(request, "c", "GET")
+            await anyio.wait_all_tasks_blocked()
+            clock.now = 20_000
+            await request("nobody")  # the sweep: c idle for 10,000 s, but its stream is open
+            assert ended == ["a", "b"]
+            held.set()
+        clock.now = 20_050
+        await request("nobody")  # its idle time began when the stream ended
+        clock.now = 20_101
+        await request("nobody")
+        assert ended == ["a", "b", "c"]
+
+    asyncio.run(run())

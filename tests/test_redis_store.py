@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import multiprocessing
 import subprocess
 import sys
@@ -298,7 +299,7 @@ def _replica(root: Path, url: str) -> Iterator[int]:
     from tests.redis_server import _free_port
 
     port = _free_port()
-    argv = [sys.executable, "-m", "fs_tools", "serve", "--root", str(root), "--transport", "http"]
+    argv = [sys.executable, "-m", "fs_tools", "serve", "--root", str(root), "--transport", "http", "--no-token"]
     with tempfile.TemporaryFile() as said:  # its stderr, read only if it fails to start
         process = subprocess.Popen([*argv, "--port", str(port), "--store", url], stdout=subprocess.PIPE, stderr=said)
         try:
@@ -516,3 +517,85 @@ def test_a_replica_answers_a_get_stream_with_405_and_deep_json_with_400(root: Pa
             headers={**headers, "mcp-session-id": session_id},
         )
         assert after.status_code == 404
+
+
+# --- issue 31: MCP session ids are bounded in number and expire when idle --------------------------------
+
+
+def test_mcp_session_ids_are_capped_least_recently_used_first_and_expire_when_idle(root: Path, redis_url: str) -> None:
+    """Session ids had no cap (thousands a second, each kept a week): now at most ``max_mcp_sessions``
+    per workspace, the least recently used ended first, each forgotten 30 minutes after its last use."""
+    import redis
+
+    store = RedisStore(redis_url, max_mcp_sessions=3)
+    db = redis.Redis.from_url(redis_url)
+    with Workspace(root, store=store):
+        for n in range(3):
+            assert store.open_mcp_session(f"s{n}") == []
+        assert store.mcp_session_open("s0")  # used: now the most recently used
+        assert store.open_mcp_session("s3") == ["s1"]  # the least recently used goes, not the oldest opened
+        assert not store.mcp_session_open("s1")
+        assert all(store.mcp_session_open(f"s{n}") for n in (0, 2, 3))
+        assert 0 < db.ttl(store.name("mcp", "s0")) <= 30 * 60  # idle expiry, not a week
+        for n in range(2_000):  # a flood of initializes
+            store.open_mcp_session(f"flood{n}")
+        assert db.zcard(store.name("mcp-live")) == 3
+        assert sorted(db.keys(store.name("mcp", b"") + b"*")) == [
+            store.name("mcp", f"flood{n}") for n in (1997, 1998, 1999)
+        ]
+        assert store.close_mcp_session("flood1999") and not store.mcp_session_open("flood1999")
+        assert db.zcard(store.name("mcp-live")) == 2
+        lowered = RedisStore(redis_url, max_mcp_sessions=1)
+        with Workspace(root, store=lowered):
+            assert lowered.open_mcp_session("last") == ["flood1997", "flood1998"]
+
+
+@pytest.mark.parametrize("option", ["max_mcp_sessions", "mcp_idle_seconds"])
+@pytest.mark.parametrize("value", [0, True, 2.0**60, "10"])
+def test_mcp_session_limits_must_be_positive_numbers(redis_url: str, option: str, value: object) -> None:
+    with pytest.raises(ValueError, match=rf"RedisStore\({option}=\.\.\.\) must be a number of .* of at least 1"):
+        RedisStore(redis_url, **{option: value})
+
+
+def test_a_replica_session_crowded_out_takes_its_observations_with_it(
+    root: Path, redis_url: str, tmp_path: Path
+) -> None:
+    """Over HTTP with the real SDK client: the least recently used session gives way when the cap is
+    reached, answers 404 from then on, and its observations are forgotten before the new session's
+    client hears it is open; a DELETE forgets them as well."""
+    mcp = pytest.importorskip("mcp")
+    from fs_tools import mcp_server
+    from tests.in_process_http import serving
+
+    (root / "a.txt").write_text("one\n")
+    audit = tmp_path / "audit.jsonl"
+    log = mcp_server.AuditLog(audit)
+    seen = [str((root / "a.txt").resolve())]
+
+    def last_session() -> str:
+        return str(json.loads(audit.read_text().splitlines()[-1])["session"])
+
+    with (
+        Workspace(root, store=RedisStore(redis_url, max_mcp_sessions=2)) as ws,
+        serving(mcp_server.http_app(ws, host="127.0.0.1", audit=log)) as url,
+    ):
+
+        async def run() -> None:
+            async with contextlib.AsyncExitStack() as stack:
+                first = await stack.enter_async_context(mcp.Client(url))
+                assert not (await first.call_tool("read", {"file_path": "a.txt"})).is_error
+                crowded = last_session()
+                assert list(ws.store.observed(crowded)) == seen
+                async with mcp.Client(url) as second:
+                    assert not (await second.call_tool("read", {"file_path": "a.txt"})).is_error
+                    deleted = last_session()
+                    async with mcp.Client(url):  # the third: the first, least recently used, gives way
+                        assert ws.store.observed(crowded) == {}
+                        assert list(ws.store.observed(deleted)) == seen
+                assert ws.store.observed(deleted) == {}  # the second left: its DELETE forgot them
+                with pytest.raises(Exception, match=r"(?i)session"):
+                    await first.call_tool("read", {"file_path": "a.txt"})
+                stack.pop_all()  # the first's session is over: leaving it would only be told 404
+
+        asyncio.run(run())
+    log.close()

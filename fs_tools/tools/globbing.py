@@ -48,14 +48,18 @@ def run_glob(ctx: ToolContext, args: GlobArgs) -> ToolOutput:
     return ToolOutput(text=text, value={"pattern": args.pattern, "matches": len(found), "truncated": truncated})
 
 
-def find_files(ctx: ToolContext, args: GlobArgs) -> tuple[list[str], bool]:
-    """The paths of the files ``args`` matches (at most ``MAX_MATCHES``), and whether there were more."""
+def find_files(ctx: ToolContext, args: GlobArgs, deadline: float | None = None) -> tuple[list[str], bool]:
+    """The paths of the files ``args`` matches (at most ``MAX_MATCHES``), and whether there were more.
+    ``deadline`` (a ``time.monotonic()`` value) is the call's, when it globs more than once; by default
+    ``search_seconds`` from now."""
     pattern = compile_glob(args.pattern)  # once per call; validation has refused what it cannot compile
-    deadline = time.monotonic() + ctx.search_seconds
+    if deadline is None:
+        deadline = time.monotonic() + ctx.search_seconds
     found: list[str] = []
     truncated = False
     with ctx.provider.walk(args.path, descend=_descend, sizes=False) as walked:
         for entry in walked.entries:
+            ctx.check_cancelled("glob")
             if time.monotonic() > deadline:
                 raise ToolTimeout(_timeout_message(ctx, args, found), details={"matches": len(found)})
             if entry.kind != FILE or not pattern.matches(entry.parts):

@@ -82,36 +82,101 @@ class GlobPattern:
 def compile_glob(pattern: str, *, braces: bool = True, match_base: bool = False) -> GlobPattern:
     """``pattern`` ready to match, or ValueError saying which limit it passes. With ``match_base`` an
     expansion without '/' matches a name at any depth (grep's ``glob``: '*.py')."""
+    return GlobPattern(tuple(_compiled(pattern, braces, match_base, {}, _Spent())))
+
+
+class GlobListLimit(ValueError):
+    """A pattern of a list compiled as one (``compile_globs``) passes a limit: ``index`` is its place."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+def compile_globs(patterns: Sequence[str], *, match_base: bool = False) -> GlobPattern:
+    """One pattern that matches a path when any of ``patterns`` does, within the limits of one pattern:
+    the list shares them, so its cost to compile and to match a path is that of one pattern however
+    long the list (a hundred brace ranges of a thousand each would otherwise cost a hundred times the
+    limit). ``GlobListLimit`` names the index of the first pattern that cannot be compiled."""
+    tests: dict[str, SegmentTest] = {}
+    spent = _Spent()
+    alternatives: list[_Alternative] = []
+    for index, pattern in enumerate(patterns):
+        try:
+            alternatives += _compiled(pattern, True, match_base, tests, spent)
+        except (ValueError, re.error, FutureWarning) as exc:  # as glob_pattern_violations catches them
+            raise GlobListLimit(index, str(exc)) from exc
+    return GlobPattern(tuple(alternatives))
+
+
+@dataclass
+class _Spent:
+    """What the patterns before one (of a list compiled as one) took of the limits they share."""
+
+    expansions: int = 0
+    names: int = 0
+    floating: int = 0
+
+    def over(self, lone: str, shared: str) -> str:
+        """The message for a lone pattern (or the first of a list), or for one that shares the limit."""
+        return shared if self.expansions else lone
+
+
+def _compiled(
+    pattern: str, braces: bool, match_base: bool, tests: dict[str, SegmentTest], spent: _Spent
+) -> list[_Alternative]:
+    """The alternatives of ``pattern``; ``spent`` (what the patterns before it took) grows by its cost."""
     if len(pattern) > MAX_GLOB_CHARS:
         raise ValueError(f"the pattern is {len(pattern):,} characters long, over the limit of {MAX_GLOB_CHARS:,}")
-    tests: dict[str, SegmentTest] = {}  # each distinct segment compiled once
-    alternatives = tuple(_alternative(text, match_base, tests) for text in _expansions(pattern, braces))
+    texts = _expansions(pattern, braces, spent)
+    alternatives = [_alternative(text, match_base, tests) for text in texts]
     names = sum(alternative.least for alternative in alternatives)
-    if names > MAX_GLOB_SEGMENTS:
+    if spent.names + names > MAX_GLOB_SEGMENTS:
         raise ValueError(
-            f"its {len(alternatives):,} brace alternative(s) have {names:,} path segments in all, over the limit "
-            f"of {MAX_GLOB_SEGMENTS:,}; use fewer alternatives"
+            spent.over(
+                f"its {len(alternatives):,} brace alternative(s) have {names:,} path segments in all,",
+                f"its {names:,} path segments and the {spent.names:,} of the patterns before it are",
+            )
+            + f" over the limit of {MAX_GLOB_SEGMENTS:,}{spent.over('', ' for the whole list')}; use fewer alternatives"
         )
     floating = sum(alternative.floating_names for alternative in alternatives)
-    if floating > MAX_GLOB_FLOATING:
+    if spent.floating + floating > MAX_GLOB_FLOATING:
         raise ValueError(
-            f"it has {floating:,} path segments between two '**' (over its brace alternatives), over the limit of "
-            f"{MAX_GLOB_FLOATING:,}; use fewer '**' or fewer alternatives"
+            spent.over(
+                f"it has {floating:,} path segments between two '**' (over its brace alternatives), over",
+                f"its {floating:,} path segments between two '**' and the {spent.floating:,} of the patterns "
+                "before it are over",
+            )
+            + f" the limit of {MAX_GLOB_FLOATING:,}{spent.over('', ' for the whole list')}; "
+            "use fewer '**' or fewer alternatives"
         )
-    return GlobPattern(alternatives)
+    spent.expansions += len(texts)
+    spent.names += names
+    spent.floating += floating
+    return alternatives
 
 
-def _expansions(pattern: str, braces: bool) -> list[str]:
+def _expansions(pattern: str, braces: bool, spent: _Spent) -> list[str]:
+    left = MAX_GLOB_EXPANSIONS - spent.expansions
+    shared = (
+        f"the patterns before it expand to {spent.expansions:,} and it adds more: over the limit of "
+        f"{MAX_GLOB_EXPANSIONS:,} brace expansions for the whole list; use fewer brace alternatives or fewer patterns"
+    )
     if not braces:
-        return [pattern]
-    try:
-        return list(
-            dict.fromkeys(bracex.iexpand(pattern, keep_escapes=True, limit=MAX_GLOB_EXPANSIONS, return_empty=True))
-        )
-    except bracex.ExpansionLimitException as exc:
-        raise ValueError(f"its braces expand to more than {MAX_GLOB_EXPANSIONS:,} patterns") from exc
-    except RecursionError as exc:
-        raise ValueError("its braces are nested too deeply") from exc
+        texts = [pattern]
+    else:
+        try:  # bracex reads a limit of 0 as none: at least 1, and the count is checked below
+            expanded = bracex.iexpand(pattern, keep_escapes=True, limit=max(left, 1), return_empty=True)
+            texts = list(dict.fromkeys(expanded))
+        except bracex.ExpansionLimitException as exc:
+            raise ValueError(
+                spent.over(f"its braces expand to more than {MAX_GLOB_EXPANSIONS:,} patterns", shared)
+            ) from exc
+        except RecursionError as exc:
+            raise ValueError("its braces are nested too deeply") from exc
+    if len(texts) > left:
+        raise ValueError(shared)
+    return texts
 
 
 def _alternative(text: str, match_base: bool, tests: dict[str, SegmentTest]) -> _Alternative:

@@ -28,7 +28,7 @@ from fs_tools.tools.edit import (
     run_multi_edit,
 )
 from fs_tools.tools.globbing import GLOB
-from fs_tools.tools.globpattern import compile_glob
+from fs_tools.tools.globpattern import compile_globs
 from fs_tools.tools.grep import GREP, GrepQuery, render, search_files, search_violations
 from fs_tools.tools.listing import LIST, ListArgs, list_directory
 from fs_tools.tools.notebooks import (
@@ -252,8 +252,8 @@ class LsArgs(ToolArgs):
 
 
 def _run_ls(ctx: ToolContext, args: LsArgs) -> ToolOutput:
-    ignore = [compile_glob(pattern, match_base=True) for pattern in args.ignore]
-    return list_directory(ctx, canonical(ListArgs, {"path": args.path, "depth": 3}), ignore)
+    ignore = compile_globs(args.ignore, match_base=True)  # one budget for the list; validation refused the rest
+    return list_directory(ctx, canonical(ListArgs, {"path": args.path, "depth": 3}), [ignore])
 
 
 LS = like(

@@ -9,7 +9,7 @@ from typing import Any, TypeVar, cast
 
 from fs_tools.arguments import ToolArgs, Violation, validate_arguments
 from fs_tools.tools.base import Tool
-from fs_tools.tools.globpattern import glob_pattern_violations
+from fs_tools.tools.globpattern import GlobListLimit, compile_globs
 
 A = TypeVar("A", bound=ToolArgs)
 
@@ -29,13 +29,16 @@ def itself(canonical_name: str) -> dict[str, str]:
 
 
 def ignore_violations(data: Mapping[str, Any], key: str = "ignore") -> list[Violation]:
-    """A list of glob patterns (an ``ignore`` argument): each that cannot be compiled, at its index."""
+    """A list of glob patterns (an ``ignore`` argument), compiled as one: the first that cannot be
+    compiled, or that passes a limit the whole list shares (``compile_globs``), at its index."""
     patterns = data.get(key)
-    found: list[Violation] = []
-    for index, pattern in enumerate(patterns if isinstance(patterns, list) else []):
-        if isinstance(pattern, str):
-            found += [((key, index), m) for _, m in glob_pattern_violations({"p": pattern}, "p", match_base=True)]
-    return found
+    if not isinstance(patterns, list) or not all(isinstance(pattern, str) for pattern in patterns):
+        return []  # the types are the schema's to refuse
+    try:
+        compile_globs(patterns, match_base=True)
+    except GlobListLimit as exc:
+        return [((key, exc.index), f"invalid glob pattern: {exc}")]
+    return []
 
 
 def like(base: Tool[Any], **changes: Any) -> Tool[Any]:

@@ -10,12 +10,14 @@ under ``File: path`` as ``L12: text``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, SearchPath, Text, ToolArgs, Violation
+from fs_tools.errors import ToolTimeout
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.dialects.common import canonical, itself, like
 from fs_tools.tools.edit import EDIT, EditArgs, run_edit
@@ -233,16 +235,28 @@ class ReadManyFilesArgs(ToolArgs):
 
 
 def _run_read_many_files(ctx: ToolContext, args: ReadManyFilesArgs) -> ToolOutput:
+    deadline = time.monotonic() + ctx.search_seconds  # one budget for the call, not one per glob
     paths: list[str] = []
-    for item in args.include:
+    for index, item in enumerate(args.include):
         if _GLOB_CHARACTERS & set(item):
-            paths += find_files(ctx, canonical(GlobArgs, {"pattern": item}))[0]
+            try:
+                paths += find_files(ctx, canonical(GlobArgs, {"pattern": item}), deadline)[0]
+            except ToolTimeout as exc:
+                raise ToolTimeout(_timeout_message(ctx, index, item, paths), details={"index": index}) from exc
         else:
             paths.append(item)
     unique = list(dict.fromkeys(paths))[:MAX_FILES]
     if not unique:
         return ToolOutput(text="No files matching the criteria were found.", value={"files": [], "failed": 0})
     return run_read_many(ctx, canonical(ReadManyArgs, {"file_paths": unique}))
+
+
+def _timeout_message(ctx: ToolContext, index: int, item: str, paths: list[str]) -> str:
+    return (
+        f"read_many_files ran past its {ctx.search_seconds:g} s budget for finding files while expanding "
+        f"/include/{index} ({item!r}), with {len(paths)} file(s) named before it; name fewer or narrower "
+        "patterns, or the files themselves"
+    )
 
 
 READ_MANY_FILES = like(

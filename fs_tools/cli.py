@@ -387,7 +387,7 @@ def _serve(args: argparse.Namespace) -> int:
                 raise _BadSetup(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
             with contextlib.ExitStack() as made:
                 if token is None and not args.no_token:
-                    token = made.enter_context(_made_token(sock.getsockname()[1]))
+                    token = made.enter_context(_made_token(sock.getsockname()[1], workspace.roots))
                 print(f"fs-tools: serving MCP on {mcp_server.url_of(args.host, sock)}", flush=True)
                 mcp_server.serve_http(workspace, sock, host=args.host, token=token, audit=audit)
     except KeyboardInterrupt:
@@ -399,13 +399,19 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _made_token(port: int) -> Iterator[str]:
-    """A token for a server given none: written where only the user can read it, said on stderr, and
-    removed when the server stops (a server killed leaves it, readable by the user only, for the next
-    run on the port to replace)."""
+def _made_token(port: int, roots: list[Path]) -> Iterator[str]:
+    """A token for a server given none: written where only the user can read it (never inside a root,
+    where the model could read it), said on stderr, and removed when the server stops (a server killed
+    leaves it, readable by the user only, for the next run on the port to replace)."""
     import secrets
 
+    from fs_tools.observation_store import check_outside_roots
+
     token, path = secrets.token_urlsafe(32), token_file(port)
+    try:
+        check_outside_roots(path, roots, what="HTTP token file")
+    except ValueError as exc:
+        raise _BadSetup(f"{exc}: give --token or ${TOKEN_ENV}, or set $XDG_STATE_HOME outside the roots") from None
     try:
         _write_private(path, token)
     except OSError as exc:

@@ -686,6 +686,7 @@ def http_app(
             server.streamable_http_app(
                 streamable_http_path="/mcp", stateless_http=False, host=host, session_idle_timeout=idle_seconds
             ),
+            path="/mcp",
             idle_seconds=idle_seconds,
             ended=functools.partial(_forget_http_session, workspace),
         )
@@ -706,11 +707,13 @@ class EndedSessions:
         self,
         app: Any,
         *,
+        path: str,
         idle_seconds: float | None,
         ended: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._app = app
+        self._path = path  # only the SDK's endpoint speaks for a session: any other path 404s whatever the id
         self._idle = idle_seconds
         self._ended = ended
         self._clock = clock
@@ -718,7 +721,7 @@ class EndedSessions:
         self._in_flight: collections.Counter[str] = collections.Counter()  # never idle while serving
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or str(scope.get("path", "")).rstrip("/") != self._path:
             await self._app(scope, receive, send)
             return
         await self._sweep()

@@ -83,14 +83,14 @@ class StoreInsideRoot(ValueError):
     """A store file inside a workspace root (a host error: the host named it)."""
 
 
-def check_outside_roots(path: Path, roots: Sequence[str | os.PathLike[str]]) -> None:
+def check_outside_roots(path: Path, roots: Sequence[str | os.PathLike[str]], what: str = "observation store") -> None:
     """A store file must lie outside every root: inside one, a model could read it or write over the
     record of what it has read. Compared as the kernel resolves them (symlinks, ``..``, a relative root
     or path from the working directory), so no spelling slips a store into a root."""
     try:
         where = os.path.realpath(path)
     except ValueError:  # a NUL byte: no file has that name
-        raise ValueError(f"observation store {str(path)!r} is not a file name (it holds a NUL byte)") from None
+        raise ValueError(f"{what} {str(path)!r} is not a file name (it holds a NUL byte)") from None
     for root in roots:
         try:
             top = os.path.realpath(root) if isinstance(root, str | os.PathLike) and os.fspath(root) else None
@@ -98,7 +98,7 @@ def check_outside_roots(path: Path, roots: Sequence[str | os.PathLike[str]]) -> 
             top = None
         if isinstance(top, str) and os.path.commonpath([where, top]) == top:
             raise StoreInsideRoot(
-                f"the observation store {str(path)!r} lies inside the workspace root {os.fspath(root)!r}; keep "
+                f"the {what} {str(path)!r} lies inside the workspace root {os.fspath(root)!r}; keep "
                 "it outside the roots"
             )
 

@@ -154,12 +154,16 @@ class Watcher:
         self._rescanned: dict[str, int] = {}  # session -> overflows its full re-hash has covered
         self._observer = _observer(self._queue_overflowed, provider.real_root_paths[0])
         handler = _Handler(self)
-        for root in provider.real_root_paths:
-            # only events that can mean new content: the kernel then never queues the open/access/close
-            # events of reads (ours included), which would otherwise keep the observer thread busy
-            self._observer.schedule(handler, root, recursive=True, event_filter=_CONTENT_EVENTS)
-        self._observer.daemon = True
-        self._observer.start()
+        try:
+            for root in provider.real_root_paths:
+                # only events that can mean new content: the kernel then never queues the open/access/close
+                # events of reads (ours included), which would otherwise keep the observer thread busy
+                self._observer.schedule(handler, root, recursive=True, event_filter=_CONTENT_EVENTS)
+            self._observer.daemon = True
+            self._observer.start()
+        except BaseException:  # a watch the kernel refused (its limit): the reader's threads end with it
+            self._observer.stop()  # (never started: stopping it stops and joins the reader)
+            raise
 
     def is_current_thread(self) -> bool:
         """Whether the caller runs on the observer's thread (inside a callback)."""
@@ -316,7 +320,12 @@ def _observer(on_overflow: Callable[[], None], probe: str) -> BaseObserver:
         def __init__(self) -> None:
             self._reader = Reader()
             self._reader.start()
-            self._reader.wait_until_reading(probe)
+            try:
+                self._reader.wait_until_reading(probe)
+            except BaseException:  # no watch to be had (the kernel's limit, a root gone): end its threads
+                self._reader.stop()
+                self._reader.join(timeout=_JOIN_SECONDS)
+                raise
             super().__init__(InotifyEmitter, inotify_fd=self._reader)
 
         def on_thread_stop(self) -> None:

@@ -566,6 +566,21 @@ def test_ls_ignore_globs_share_one_brace_budget(root: Path) -> None:
     assert "/ignore/2:" in over.text and "expand to 1,000 and it adds more" in over.text
 
 
+def test_read_many_files_include_globs_share_one_brace_budget(root: Path) -> None:
+    """read_many_files compiled each include glob with a budget of its own (50 '{1..999}': 50,000
+    patterns, about 3 s, before its time budget began): the globs now share one pattern's limits."""
+    (root / "a.txt").write_text("x\n")
+    with Workspace(root, dialect="gemini") as ws:
+        session = ws.session("s")
+        hostile = assert_error(
+            session.call("read_many_files", {"include": ["a.txt"] + ["{1..999}"] * 49}), "INVALID_ARGS"
+        )
+        fits = assert_ok(session.call("read_many_files", {"include": ["a.txt", "{1..500}", "{1..499}"]}))
+    assert hostile.text.startswith("invalid arguments: /include/2: invalid glob pattern: "), hostile.text
+    assert "the patterns before it expand to 999" in hostile.text and "limit of 1,000" in hostile.text
+    assert "a.txt" in fits.text
+
+
 def test_a_glob_list_is_refused_at_the_pattern_that_passes_a_shared_limit() -> None:
     """Each limit of one pattern holds for a whole list, whatever the list's length; the error names the
     index, and a lone pattern keeps its own message."""

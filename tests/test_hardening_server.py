@@ -494,9 +494,29 @@ def test_a_token_file_that_cannot_be_written_is_one_line(root: Path, tmp_path: P
     assert "serving MCP" not in done.stdout  # refused before it said it serves
 
 
+def test_a_token_file_inside_a_root_is_refused(root: Path) -> None:
+    """serve --root ~ with the state directory under it: the model could read the token, or delete it."""
+    env = {k: v for k, v in os.environ.items() if k != "FS_TOOLS_TOKEN"} | {"XDG_STATE_HOME": str(root / ".state")}
+    done = subprocess.run(
+        [*SERVE, "--root", str(root), "--transport", "http", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert (
+        f"the HTTP token file '{root}/.state/fs-tools/http-" in done.stderr
+        and "lies inside the workspace root" in done.stderr
+    )
+    assert "give --token or $FS_TOOLS_TOKEN, or set $XDG_STATE_HOME outside the roots" in done.stderr
+    assert not (root / ".state").exists() and "serving MCP" not in done.stdout
+
+
 def test_the_made_token_is_said_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
-    with cli._made_token(8765) as token:
+    with cli._made_token(8765, [tmp_path / "elsewhere"]) as token:
         said = capsys.readouterr().err
         assert (tmp_path / "fs-tools" / "http-8765.token").read_text() == token
     assert said.count("\n") == 1 and "'Authorization: Bearer <token>'" in said
@@ -773,6 +793,21 @@ def test_an_ended_http_session_takes_its_observations_with_it(root: Path, tmp_pa
         assert key.startswith("http-") and list(during) == [str((root / "a.txt").resolve())]
         assert ws.store.observed(key) == {}
 
+        async def stray_404_then_write() -> None:  # a 404 off the MCP endpoint says nothing of the session
+            async with Client(url) as client:
+                assert not (await client.call_tool("read", {"file_path": "a.txt"})).is_error
+                session_id = _audited_session(audit).removeprefix("http-")
+                async with httpx2.AsyncClient() as plain:
+                    stray = await plain.get(
+                        url.rsplit("/mcp", 1)[0] + "/favicon.ico", headers={"mcp-session-id": session_id}
+                    )
+                assert stray.status_code == 404
+                wrote = await client.call_tool("write", {"file_path": "a.txt", "content": "two\n"})
+                assert not wrote.is_error, wrote.content
+
+        asyncio.run(stray_404_then_write())
+        assert (root / "a.txt").read_text() == "two\n"
+
         async def keep_by_header() -> str:  # a session the client names itself is the client's to keep
             async with Client(
                 streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"fs-tools-session": "mine"}))
@@ -817,7 +852,7 @@ def test_an_idle_or_crashed_http_session_is_forgotten_once() -> None:
             await send({"type": "http.response.start", "status": 200 if given in known else 404, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
-    app = mcp_server.EndedSessions(sdk, idle_seconds=100, ended=ended.append, clock=clock)
+    app = mcp_server.EndedSessions(sdk, path="/mcp", idle_seconds=100, ended=ended.append, clock=clock)
 
     async def request(session: str | None = None, method: str = "POST") -> None:
         headers = [(b"mcp-session-id", session.encode())] if session else []

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -208,6 +209,37 @@ def test_opening_and_closing_a_watched_workspace_on_a_busy_machine_leaks_no_desc
             spinner.wait()
     leaked = sorted(_target(fd) for fd in after - before)
     assert leaked == []  # on watchdog 7.1 without the fix: ['anon_inode:inotify', 'pipe:[…]', 'pipe:[…]', …]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc (Linux)")
+@pytest.mark.parametrize("failing", [1, 2], ids=["the-probe", "a-root"])
+def test_a_watch_the_kernel_refuses_leaves_no_thread_or_descriptor(
+    root: Path, monkeypatch: pytest.MonkeyPatch, failing: int
+) -> None:
+    """At the kernel's watch limit (ENOSPC) Workspace(watch=True) raises; its reader's threads and, once
+    the reader has read, its descriptors are gone with it (each failed open left 2 threads and 3
+    descriptors)."""
+    import errno
+
+    from watchdog.observers import inotify_c
+
+    added = inotify_c.InotifyFD.add_callback
+    calls = [0]
+
+    def at_the_limit(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] % 2 == failing % 2:  # 1: the probe watch; 2: the root's watch, after the probe
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+        return added(self, *args, **kwargs)
+
+    monkeypatch.setattr(inotify_c.InotifyFD, "add_callback", at_the_limit)
+    threads, before = set(threading.enumerate()), _open_descriptors()
+    for _ in range(5):
+        with pytest.raises(OSError, match="inotify watch limit"):
+            Workspace(root, watch=True)
+    assert [t.name for t in set(threading.enumerate()) - threads if t.is_alive()] == []
+    if failing == 2:  # the reader had read: stopping it closes what it holds
+        assert sorted(_target(fd) for fd in _open_descriptors() - before) == []
 
 
 def test_changes_reach_an_asyncio_loop(root: Path, watched: Workspace) -> None:

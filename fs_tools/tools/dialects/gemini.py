@@ -22,7 +22,7 @@ from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.dialects.common import canonical, itself, like
 from fs_tools.tools.edit import EDIT, EditArgs, run_edit
 from fs_tools.tools.globbing import GLOB, GlobArgs, find_files, run_glob
-from fs_tools.tools.globpattern import glob_pattern_violations
+from fs_tools.tools.globpattern import GlobListLimit, compile_globs, glob_pattern_violations
 from fs_tools.tools.grep import GREP, GrepQuery, render, search_files, search_violations
 from fs_tools.tools.listing import LIST, ListArgs, list_directory
 from fs_tools.tools.pages import span
@@ -226,8 +226,17 @@ class ReadManyFilesArgs(ToolArgs):
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
         found: list[Violation] = []
         items = data.get("include")
+        globs = {
+            index: item
+            for index, item in enumerate(items if isinstance(items, list) else [])
+            if isinstance(item, str) and _GLOB_CHARACTERS & set(item)
+        }
+        try:  # the globs share one pattern's limits, as LS's ignore list does: each compile below is within them
+            compile_globs(list(globs.values()))
+        except GlobListLimit as exc:
+            return [(("include", list(globs)[exc.index]), f"invalid glob pattern: {exc}")]
         for index, item in enumerate(items if isinstance(items, list) else []):
-            if isinstance(item, str) and _GLOB_CHARACTERS & set(item):
+            if index in globs:
                 found += [(("include", index), m) for _, m in glob_pattern_violations({"p": item}, "p")]
             elif isinstance(item, str) and not item:
                 found.append((("include", index), "must not be empty"))

@@ -299,14 +299,17 @@ class RedisStore:
         keys = self._mcp_keys(session_id)
         with self.guard("opening an MCP session") as db:
             limits = [self.mcp_idle_seconds, self.max_mcp_sessions]
-            ended = self._open_mcp(keys, [*limits, self.name("mcp", b""), _raw(session_id)], db)
+            kept = max(self.session_seconds, self.mcp_idle_seconds)
+            ended = self._open_mcp(keys, [*limits, self.name("mcp", b""), _raw(session_id), kept], db)
         return [_text(each) for each in ended]
 
     def mcp_session_open(self, session_id: str) -> bool:
         """Whether some replica issued ``session_id`` and nobody ended it; its idle time starts again,
         and it becomes the most recently used."""
         with self.guard("looking up an MCP session") as db:
-            return bool(self._use_mcp(self._mcp_keys(session_id), [self.mcp_idle_seconds, _raw(session_id)], db))
+            kept = max(self.session_seconds, self.mcp_idle_seconds)
+            arguments = [self.mcp_idle_seconds, _raw(session_id), kept]
+            return bool(self._use_mcp(self._mcp_keys(session_id), arguments, db))
 
     def close_mcp_session(self, session_id: str) -> bool:
         """End an MCP session everywhere; whether it was open."""
@@ -423,10 +426,13 @@ return found
 # least recently used ended while there are more than the cap. An id whose key expired keeps its place
 # until it is ended so (the order holds at most the cap): the caller forgets what those sessions kept.
 # KEYS: the id's key, the order (a sorted set), the counter. ARGV: idle seconds, the cap, the ids' key
-# prefix, the id.
+# prefix, the id, how long the order outlives its last use (an abandoned workspace's goes, as its
+# sessions' observations do).
 _OPEN_MCP = """
 redis.call('SET', KEYS[1], '1', 'EX', ARGV[1])
 redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[4])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+redis.call('EXPIRE', KEYS[3], ARGV[5])
 local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[2])
 if over <= 0 then
   return {}
@@ -441,12 +447,14 @@ return ended
 """
 
 # An MCP session id used: 1 (its idle time restarts, it becomes the most recently used) or 0 (unknown,
-# ended or idle too long). KEYS as above; ARGV: idle seconds, the id.
+# ended or idle too long). KEYS as above; ARGV: idle seconds, the id, how long the order outlives its use.
 _USE_MCP = """
 if redis.call('EXPIRE', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
 redis.call('ZADD', KEYS[2], 'XX', redis.call('INCR', KEYS[3]), ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('EXPIRE', KEYS[3], ARGV[3])
 return 1
 """
 

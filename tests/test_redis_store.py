@@ -537,6 +537,8 @@ def test_mcp_session_ids_are_capped_least_recently_used_first_and_expire_when_id
         assert not store.mcp_session_open("s1")
         assert all(store.mcp_session_open(f"s{n}") for n in (0, 2, 3))
         assert 0 < db.ttl(store.name("mcp", "s0")) <= 30 * 60  # idle expiry, not a week
+        for kept in ("mcp-live", "mcp-used"):  # an abandoned workspace's order goes as its observations do
+            assert 0 < db.ttl(store.name(kept)) <= store.session_seconds
         for n in range(2_000):  # a flood of initializes
             store.open_mcp_session(f"flood{n}")
         assert db.zcard(store.name("mcp-live")) == 3

@@ -308,7 +308,7 @@ class RedisStore:
         and it becomes the most recently used."""
         with self.guard("looking up an MCP session") as db:
             kept = max(self.session_seconds, self.mcp_idle_seconds)
-            arguments = [self.mcp_idle_seconds, _raw(session_id), kept]
+            arguments: list[int | bytes] = [self.mcp_idle_seconds, _raw(session_id), kept]
             return bool(self._use_mcp(self._mcp_keys(session_id), arguments, db))
 
     def close_mcp_session(self, session_id: str) -> bool:

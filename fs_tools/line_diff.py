@@ -28,7 +28,7 @@ CHECK_EVERY = 20_000  # units of work between two calls of ``check``
 SMALL = 64  # a gap of at most this many line pairs goes straight to Myers
 
 
-class _Work:
+class Work:
     """The units of work left, and the caller's cancellation check run as they are spent."""
 
     def __init__(self, budget: int, check: Callable[[], None] | None) -> None:
@@ -57,7 +57,7 @@ def opcodes(
     ids: dict[str, int] = {}
     left = [ids.setdefault(line, len(ids)) for line in a]
     right = [ids.setdefault(line, len(ids)) for line in b]
-    work = _Work(budget_of(a, b) if budget is None else budget, check)
+    work = Work(budget_of(a, b) if budget is None else budget, check)
     runs = sorted(_equal_runs(left, right, work))
     codes: list[Opcode] = []
     i = j = 0
@@ -147,7 +147,7 @@ def _merged(runs: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, int]]:
         yield current
 
 
-def _equal_runs(a: list[int], b: list[int], work: _Work) -> list[tuple[int, int, int]]:
+def _equal_runs(a: list[int], b: list[int], work: Work) -> list[tuple[int, int, int]]:
     """Runs (i, j, size) of lines equal in ``a`` and ``b``, in no particular order; the regions still to
     diff are kept on a stack (no recursion: anchors can nest as deep as the file is long)."""
     runs: list[tuple[int, int, int]] = []
@@ -185,7 +185,7 @@ def _equal_runs(a: list[int], b: list[int], work: _Work) -> list[tuple[int, int,
     return runs
 
 
-def _anchors(a: list[int], b: list[int], work: _Work) -> list[tuple[int, int]]:
+def _anchors(a: list[int], b: list[int], work: Work) -> list[tuple[int, int]]:
     """The lines that occur once in ``a`` and once in ``b``, as (i, j) pairs: the longest chain of them
     in the same order on both sides (patience sorting, k log k)."""
     work.spend(len(a) + len(b))
@@ -217,7 +217,7 @@ def _anchors(a: list[int], b: list[int], work: _Work) -> list[tuple[int, int]]:
 
 
 def _myers(
-    a: list[int], b: list[int], a_lo: int, a_hi: int, b_lo: int, b_hi: int, work: _Work
+    a: list[int], b: list[int], a_lo: int, a_hi: int, b_lo: int, b_hi: int, work: Work
 ) -> list[tuple[int, int, int]]:
     """The equal runs of a shortest edit script of ``a[a_lo:a_hi]`` to ``b[b_lo:b_hi]`` (Myers' greedy
     algorithm); none — the whole gap one replacement — when the work it takes passes what is left."""

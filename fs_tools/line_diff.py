@@ -16,6 +16,7 @@ machine; ``check`` is called every so many units of work, so a caller can cancel
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -177,10 +178,18 @@ def _equal_runs(a: list[int], b: list[int], work: Work) -> list[tuple[int, int, 
             runs += _myers(a, b, a_lo, a_hi, b_lo, b_hi, work)
             continue
         previous_a, previous_b = a_lo, b_lo
+        start_a = start_b = size = 0
         for i, j in anchors:
-            runs.append((a_lo + i, b_lo + j, 1))
-            regions.append((previous_a, a_lo + i, previous_b, b_lo + j))
-            previous_a, previous_b = a_lo + i + 1, b_lo + j + 1
+            i, j = a_lo + i, b_lo + j
+            if i == previous_a and j == previous_b and size:
+                size += 1  # the next line on both sides: one run grows (most of a barely changed file)
+            else:
+                if size:
+                    runs.append((start_a, start_b, size))
+                start_a, start_b, size = i, j, 1
+                regions.append((previous_a, i, previous_b, j))
+            previous_a, previous_b = i + 1, j + 1
+        runs.append((start_a, start_b, size))
         regions.append((previous_a, a_hi, previous_b, b_hi))
     return runs
 
@@ -192,8 +201,11 @@ def _anchors(a: list[int], b: list[int], work: Work) -> list[tuple[int, int]]:
     in_a, in_b = Counter(a), Counter(b)
     where_b = {line: j for j, line in enumerate(b) if in_b[line] == 1}
     pairs = [(i, where_b[line]) for i, line in enumerate(a) if in_a[line] == 1 and line in where_b]
+    work.spend(len(pairs))
     if not pairs:
         return []
+    if all(first[1] < second[1] for first, second in itertools.pairwise(pairs)):
+        return pairs  # in the same order on both sides already (edits that move no line): all of them
     tops: list[int] = []  # the smallest j that ends a chain of each length
     ends: list[int] = []  # the pair (by index) that ends it
     before: list[int] = []  # each pair's predecessor in its chain, -1 for none
@@ -212,7 +224,6 @@ def _anchors(a: list[int], b: list[int], work: Work) -> list[tuple[int, int]]:
         chain.append(pairs[at])
         at = before[at]
     chain.reverse()
-    work.spend(len(pairs))
     return chain
 
 

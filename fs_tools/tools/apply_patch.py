@@ -275,7 +275,6 @@ class _Patched:
     endings: list[str]  # "\n", "\r\n", or "" for a last line without one
     newline: str
     work: Work  # shared by every search in this file
-    budget: int
     out_texts: list[str] = field(default_factory=list)
     out_endings: list[str] = field(default_factory=list)
     done: int = 0
@@ -355,7 +354,7 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
         texts, endings = _split(decoded.text)
         budget = WORK_PER_LINE * (len(texts) + sum(len(hunk.ops) for hunk in change.hunks)) + WORK_FLOOR
         work = Work(budget, lambda: ctx.check_cancelled("apply_patch"))
-        patched = _Patched(texts, endings, decoded.newline, work, budget)
+        patched = _Patched(texts, endings, decoded.newline, work)
         cursor = 0  # where the next hunk may start, in the file as read
         for hunk in change.hunks:
             ctx.check_cancelled("apply_patch")

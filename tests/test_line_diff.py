@@ -238,3 +238,29 @@ def test_a_check_that_raises_stops_the_diff_at_its_first_call() -> None:
     with pytest.raises(Aborted, match="the diff was cancelled"):
         line_diff.opcodes(a, b, check=check)
     assert calls == [1]
+
+
+def test_a_region_multi_edit_diffs_once_and_moves_the_spans_past_each_edit(tmp_path: Path) -> None:
+    """100 edits of a 45,000-line file in region mode, each adding a line: one diff under the lock, not
+    one per edit (11 s on two shared cores before), and the lines that changed outside are numbered as
+    the file is after the edits — as a fresh diff numbers them."""
+    lines = [f"value_{i} = {i}\n" for i in range(45_000)]
+    (tmp_path / "f.py").write_text("".join(lines))
+    with Workspace(tmp_path, stale="region", check_syntax=False) as ws:
+        session = ws.session("s")
+        assert_ok(session.call("read", {"file_path": "f.py", "limit": 1}))
+        outside = lines[:]
+        outside[10] = "value_10 = 'other'\n"
+        outside.insert(30_001, "inserted = 1\n")  # after value_30000, line 30,001
+        (tmp_path / "f.py").write_text("".join(outside))
+        numbers = range(100, 45_000, 450)
+        edits = [{"old_string": f"value_{i} = {i}\n", "new_string": f"value_{i} = -{i}\n# note\n"} for i in numbers]
+        token = _CancelledInTheDiff(fire=False)
+        result = assert_ok(session.call("multi_edit", {"file_path": "f.py", "edits": edits}, cancel=token))
+    before_insert = sum(1 for i in numbers if i < 30_000)
+    assert result.value is not None
+    assert result.value["changed_lines"] == [[11, 11], [30_002 + before_insert, 30_002 + before_insert]]
+    final = (tmp_path / "f.py").read_text().splitlines(keepends=True)
+    assert final[30_001 + before_insert] == "inserted = 1\n" and final[10] == "value_10 = 'other'\n"
+    one_diff = line_diff.budget_of(lines, outside) // line_diff.CHECK_EVERY + 2
+    assert 1 <= token.polls <= one_diff

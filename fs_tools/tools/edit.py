@@ -137,7 +137,10 @@ class _RegionCheck:
     observed: bytes
     stale: StaleVersion
     changed: list[list[int]] = field(default_factory=list)
-    check: Callable[[], None] | None = None  # raises once the call is cancelled: the diffs run under the lock
+    check: Callable[[], None] | None = None  # raises once the call is cancelled: the diff runs under the lock
+    # What differs between the read text and the file, as the file is numbered now: diffed once, at the first
+    # edit, then moved past each edit (which lies in lines alike in both, so both texts change alike there)
+    spans: list[tuple[int, int]] | None = None
 
 
 @dataclass
@@ -202,7 +205,8 @@ def _apply(
         outcome.applied.append(done)
         size = done.size
     if region is not None:
-        region.changed = [list(span) for span in _changed_spans(seen, text, region.check)]
+        spans = region.spans if region.spans is not None else _changed_spans(seen, text, region.check)
+        region.changed = [list(span) for span in spans]
     outcome.excerpt = _excerpt(text, outcome.applied, outcome.first, outcome.last)  # a few lines: cheap
     data = form.encode(text)
     if len(data) > exact:
@@ -254,13 +258,17 @@ def _region_step(
         ) from region.stale
     first = now.count("\n", 0, at) + 1
     last = first + needle.count("\n")
-    for start, end in _changed_spans(seen, now, region.check):
+    if region.spans is None:
+        region.spans = _changed_spans(seen, now, region.check)
+    for start, end in region.spans:
         if start <= last and end >= first:
             raise StaleVersion(
                 f"{display!r} has changed since this session last read it, in the lines {label} covers "
                 f"({'line ' + str(start) if start == end else f'lines {start}–{end}'})",
                 details={**region.stale.details, "lines": (start, end)},
             ) from region.stale
+    grew = spec.new_string.replace("\r\n", "\n").count("\n") - needle.count("\n")
+    region.spans = [(start + grew, end + grew) if start > last else (start, end) for start, end in region.spans]
     return after
 
 

@@ -5,7 +5,9 @@ times the hunk's, and a file of one repeated line with a long hunk that does not
 hunks each searched again, took tens of seconds. A ``LineIndex`` lists once where each line of the file
 occurs (under one normalisation: exact, or trailing whitespace cut), so a run is tried only where its
 rarest line is; every try is counted against a ``Work`` budget the caller sizes to the file and the
-patch, and past it ``TooCommon`` says which line was too common to place the run by.
+patch, and the moment a charge would take it below zero the search stops: ``OutOfWork``, or
+``TooCommon`` when it was placing a run, naming the run's rarest line. So the counter never goes below
+zero by more than the one charge that did not fit (a try, or one run's length).
 """
 
 from __future__ import annotations
@@ -15,11 +17,15 @@ from bisect import bisect_left
 from fs_tools.line_diff import Work
 
 _NOWHERE: list[int] = []
-BATCH = 256  # candidates tried between two counts of the work
+BATCH = 256  # candidates tried between two counts of the work (fewer when less work is left)
 
 
-class TooCommon(Exception):
-    """Placing a run would take more work than is left: even its rarest line occurs at many places."""
+class OutOfWork(Exception):
+    """The work budget is spent: what was asked would take more than is left."""
+
+
+class TooCommon(OutOfWork):
+    """Placing a run took all the work that was left: even its rarest line occurs at many places."""
 
     def __init__(self, line: str, places: int) -> None:
         super().__init__(f"the line {line!r} occurs at {places:,} places")
@@ -31,6 +37,8 @@ class LineIndex:
     """The lines of one file under one normalisation (``keys``), and the places of each, listed once."""
 
     def __init__(self, keys: list[str], work: Work) -> None:
+        if len(keys) > work.left:
+            raise OutOfWork(f"listing {len(keys):,} lines takes more than the {work.left:,} units of work left")
         work.spend(len(keys))
         self.keys = keys
         self.work = work
@@ -51,19 +59,25 @@ class LineIndex:
         if not wanted or last < start:
             return []
         offset, places = self._rarest(wanted)
+        rarest, size, keys = wanted[offset], len(wanted), self.keys
+        head, tail = wanted[0], wanted[-1]
         found: list[int] = []
-        tried = 0
+        tried, room = 0, self._room()
         for index in range(bisect_left(places, start + offset), len(places)):
             at = places[index] - offset
             if at > last or len(found) >= limit:
                 break
             tried += 1
-            if tried == BATCH:  # counted in batches: a call per try would cost more than the try
-                self._spend(tried, wanted, places)
-                tried = 0
-            if self._runs_at(at, wanted):
+            if tried == room:  # counted in batches: a call per try would cost more than the try
+                self._charge(tried, rarest, places)
+                tried, room = 0, self._room()
+            if keys[at] != head or keys[at + size - 1] != tail:  # its ends first, one comparison each
+                continue
+            self._charge(tried + size, rarest, places)  # then all of it, charged before it is compared
+            tried, room = 0, self._room()
+            if keys[at : at + size] == wanted:
                 found.append(at)
-        self.work.spend(tried)
+        self._charge(tried, rarest, places)
         return found
 
     def nearest(self, wanted: list[str], start: int, target: int) -> int | None:
@@ -81,38 +95,39 @@ class LineIndex:
     def _last_before(self, wanted: list[str], low: int, high: int) -> int | None:
         """The last place of ``wanted`` in [low, high)."""
         offset, places = self._rarest(wanted)
-        tried = 0
-        found = None
+        rarest, size, keys = wanted[offset], len(wanted), self.keys
+        head, tail = wanted[0], wanted[-1]
+        tried, room = 0, self._room()
         for index in range(bisect_left(places, high + offset) - 1, -1, -1):
             at = places[index] - offset
             if at < low:
                 break
             tried += 1
-            if tried == BATCH:
-                self._spend(tried, wanted, places)
-                tried = 0
-            if at + len(wanted) <= len(self.keys) and self._runs_at(at, wanted):
-                found = at
-                break
-        self.work.spend(tried)
-        return found
+            if tried == room:
+                self._charge(tried, rarest, places)
+                tried, room = 0, self._room()
+            if at + size > len(keys) or keys[at] != head or keys[at + size - 1] != tail:
+                continue
+            self._charge(tried + size, rarest, places)
+            tried, room = 0, self._room()
+            if keys[at : at + size] == wanted:
+                return at
+        self._charge(tried, rarest, places)
+        return None
 
     def _rarest(self, wanted: list[str]) -> tuple[int, list[int]]:
         """The line of ``wanted`` with the fewest places in the file: its offset in ``wanted``, and them."""
-        self.work.spend(len(wanted))
         offset = min(range(len(wanted)), key=lambda at: len(self.where.get(wanted[at], _NOWHERE)))
-        return offset, self.where.get(wanted[offset], _NOWHERE)
+        places = self.where.get(wanted[offset], _NOWHERE)
+        self._charge(len(wanted), wanted[offset], places)
+        return offset, places
 
-    def _spend(self, tries: int, wanted: list[str], places: list[int]) -> None:
-        self.work.spend(tries)
+    def _room(self) -> int:
+        """The tries after which the pending ones are counted: a batch, or one more than the work left (so
+        the try that does not fit is the last one made)."""
+        return max(1, min(BATCH, self.work.left + 1))
+
+    def _charge(self, units: int, rarest: str, places: list[int]) -> None:
+        self.work.spend(units)
         if self.work.left < 0:
-            line = next((line for line in wanted if self.where.get(line) is places), wanted[0])
-            raise TooCommon(line, len(places))
-
-    def _runs_at(self, at: int, wanted: list[str]) -> bool:
-        """Whether ``wanted`` runs at ``at``: its ends first (one comparison each), then all of it."""
-        keys = self.keys
-        if keys[at] != wanted[0] or keys[at + len(wanted) - 1] != wanted[-1]:
-            return False
-        self.work.spend(len(wanted))
-        return keys[at : at + len(wanted)] == wanted
+            raise TooCommon(rarest, len(places))

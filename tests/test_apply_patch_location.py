@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from fs_tools import Workspace
 from fs_tools.errors import EditNotFound
-from fs_tools.line_diff import CHECK_EVERY
+from fs_tools.line_diff import CHECK_EVERY, Work
 from fs_tools.line_index import TooCommon
 from fs_tools.testing import assert_error, assert_ok
 from fs_tools.tools import apply_patch
@@ -99,21 +100,23 @@ def test_a_unified_diff_of_a_large_file_applies_by_its_line_numbers(tmp_path: Pa
     assert (tmp_path / "f.py").read_text() == "".join(expected)
 
 
-def test_hunks_of_only_common_lines_past_the_bound_are_refused_naming_the_line(tmp_path: Path) -> None:
-    """Every line of each hunk at half the file's places, matching nowhere exactly (the file's copies
-    alternate with and without a trailing space): each exact pass tries it at all of them, until the bound
-    for the file is spent — then a teaching FS_EDIT_NOT_FOUND, nothing written."""
+def test_a_hunk_of_only_common_lines_past_the_bound_is_refused_naming_the_line(tmp_path: Path) -> None:
+    """One hunk of 101 lines, each at half the file's places, matching nowhere exactly (the file's copies
+    alternate with and without a trailing space): its exact pass tries it at all of them, each try the
+    whole hunk long, until the bound for the file is spent by this hunk alone — then a teaching
+    FS_EDIT_NOT_FOUND naming its rarest line, nothing written."""
     text = "a\na \n" * 20_000
     (tmp_path / "f.txt").write_text(text)
-    hunks = "".join(f"@@ a\n a\n-a\n+b{i}\n a\n" for i in range(400))
-    patch = f"*** Begin Patch\n*** Update File: f.txt\n{hunks}*** End Patch\n"
+    hunk = " a\n" * 50 + "-a\n+b\n" + " a\n" * 50
+    patch = f"*** Begin Patch\n*** Update File: f.txt\n@@\n{hunk}*** End Patch\n"
     with _patching(tmp_path) as ws:
         session = ws.session("s")
         assert_ok(session.call("read", {"file_path": "f.txt"}))
         token = _CountingToken()
         result = session.call("apply_patch", {"patch": patch}, cancel=token)
     assert_error(result, "FS_EDIT_NOT_FOUND")
-    bound = apply_patch.WORK_PER_LINE * (40_000 + 4 * 400) + apply_patch.WORK_FLOOR
+    bound = apply_patch.WORK_PER_LINE * (40_000 + 102) + apply_patch.WORK_FLOOR
+    assert "hunk 1 of 'f.txt'" in result.text
     assert "every line of it is common in the file (even its rarest, 'a', is at 20,000 places)" in result.text
     assert f"the bound of {bound:,} comparisons" in result.text and "occurs once in the file" in result.text
     assert "/patch: hunk " in result.text and "nothing was written" in result.text
@@ -124,7 +127,59 @@ def test_hunks_of_only_common_lines_past_the_bound_are_refused_naming_the_line(t
         chain.append(chain[-1].__cause__)
     cause = chain[-1]  # the search's own condition, under the error the model reads
     assert isinstance(cause, TooCommon) and cause.line == "a" and cause.places == 20_000
-    assert token.polls <= _bound(40_000, 4 * 400)
+    assert token.polls <= _bound(40_000, 102)
+    assert (tmp_path / "f.txt").read_text() == text
+
+
+def test_many_hunks_each_tried_at_many_places_stop_at_the_bound_for_the_whole_patch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """38 hunks of 40 lines, each one's rarest line at 255 places whose ends match (a decoy block per place),
+    each hunk well within the bound, all of them together well past it: the count is looked at after
+    every charge, so the patch is refused at the hunk where the bound ran out — said as the patch's, not
+    as that hunk's lines being too common — and the counter ends at most one comparison below zero (it
+    used to check only when one search reached 256 tries: 398 such hunks of 400 lines spent 3 times the
+    bound and applied)."""
+    monkeypatch.setattr(apply_patch, "WORK_PER_LINE", 16)  # the bound made small, so the test is quick
+    monkeypatch.setattr(apply_patch, "WORK_FLOOR", 0)
+    made: list[Work] = []
+
+    class Kept(Work):  # the counter apply_patch makes, kept to be read: it only goes down, so it ends lowest
+        def __init__(self, budget: int, check: Callable[[], None] | None) -> None:
+            super().__init__(budget, check)
+            made.append(self)
+
+    monkeypatch.setattr(apply_patch, "Work", Kept)
+    size, count = 40, 38
+    blocks, hunks = [], []
+    for i in range(count):
+        block = ["S"] + ["m"] * i + [f"R{i}"] + ["m"] * (size - 3 - i) + ["E"]
+        blocks += block
+        ops = [" " + x for x in block[: i + 1]] + [f"-R{i}", f"+X{i}"] + [" " + x for x in block[i + 2 :]]
+        hunks += ["@@", *ops]
+    decoy = ["S"] + [f"R{i}" for i in range(size - 2)] + ["E"]
+    lines = blocks + decoy * 254
+    text = "".join(f"{line}\n" for line in lines)
+    (tmp_path / "f.txt").write_text(text)
+    patch = "*** Begin Patch\n*** Update File: f.txt\n" + "\n".join(hunks) + "\n*** End Patch\n"
+    with _patching(tmp_path) as ws:
+        session = ws.session("s")
+        assert_ok(session.call("read", {"file_path": "f.txt"}))
+        result = session.call("apply_patch", {"patch": patch})
+    assert_error(result, "FS_EDIT_NOT_FOUND")
+    bound = 16 * (len(lines) + count * (size + 1))
+    (work,) = made
+    assert -size <= work.left < 0  # past the bound by at most the one comparison that did not fit
+    assert isinstance(result.exception, EditNotFound)
+    details = result.exception.details
+    assert details["bound"] == bound and details["places"] == 255 and details["spent_before"] > bound // 2
+    number = int(result.text.split("hunk ", 1)[1].split(" ", 1)[0])
+    assert 2 <= number < count
+    assert f"passed the bound of {bound:,} comparisons for this file at this hunk" in result.text
+    assert f"the {number - 1} before it spent {details['spent_before']:,}" in result.text
+    assert f"rarest line, 'R{number - 1}', is at 255 places" in result.text
+    assert f"apply hunks 1-{number - 1} as one patch and the rest as another" in result.text
+    assert "every line of it is common" not in result.text
     assert (tmp_path / "f.txt").read_text() == text
 
 

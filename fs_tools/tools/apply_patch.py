@@ -40,7 +40,7 @@ from fs_tools.errors import (
     path_label,
 )
 from fs_tools.line_diff import Work
-from fs_tools.line_index import LineIndex, TooCommon
+from fs_tools.line_index import LineIndex, OutOfWork, TooCommon
 from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot, TextFile, as_utf8, decode_text
 from fs_tools.terms import speaking, term
 from fs_tools.tools import syntax
@@ -358,6 +358,7 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
         cursor = 0  # where the next hunk may start, in the file as read
         for hunk in change.hunks:
             ctx.check_cancelled("apply_patch")
+            spent_before = budget - work.left  # by the hunks before this one (and the indexes they made)
             if ctx.check_placeholders:
                 try:
                     pointer = f"/{term('patch')}: {_where(change, hunk)}, its new"
@@ -367,8 +368,8 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
                     raise
             try:
                 cursor = _apply_hunk(patched, hunk, cursor, decoded, change)
-            except TooCommon as exc:
-                raise _too_common(change, hunk, decoded, exc, budget) from exc
+            except OutOfWork as exc:
+                raise _out_of_work(change, hunk, decoded, exc, budget, spent_before) from exc
         plan.data = TextFile("", decoded.bom, decoded.newline, decoded.encoding).encode(patched.result())
     target = change.move_to or change.path
     limit = ctx.provider.max_file_bytes
@@ -489,16 +490,35 @@ def _locate(patched: _Patched, old: list[str], hunk: Hunk, cursor: int, decoded:
     raise _not_found(change, hunk, decoded, None)
 
 
-def _too_common(change: FileChange, hunk: Hunk, decoded: TextFile, exc: TooCommon, budget: int) -> EditNotFound:
-    error = _not_found(
-        change,
-        hunk,
-        decoded,
-        f"every line of it is common in the file (even its rarest, {exc.line[:80]!r}, is at {exc.places:,} places), "
-        f"and trying it at each place passed the bound of {budget:,} comparisons for this file; add to it a line "
-        "near the change that occurs once in the file",
+def _out_of_work(
+    change: FileChange, hunk: Hunk, decoded: TextFile, exc: OutOfWork, budget: int, spent_before: int
+) -> EditNotFound:
+    """The refusal past the bound: this hunk's own lines are too common when it spent most of the bound
+    itself; otherwise the patch as a whole passed the bound at this hunk, and the hunks from this one on
+    can go in a patch of their own (which gets a bound of its own)."""
+    facts: dict[str, Any] = {"bound": budget, "spent_before": spent_before}
+    rarest = ""
+    if isinstance(exc, TooCommon):
+        facts["places"] = exc.places
+        if spent_before * 2 < budget:
+            why = (
+                f"every line of it is common in the file (even its rarest, {exc.line[:80]!r}, is at {exc.places:,} "
+                f"places), and trying it at each place passed the bound of {budget:,} comparisons for this file; "
+                "add to it a line near the change that occurs once in the file"
+            )
+            return _with_facts(_not_found(change, hunk, decoded, why), facts)
+        rarest = f"; this one's rarest line, {exc.line[:80]!r}, is at {exc.places:,} places"
+    before = hunk.number - 1
+    why = (
+        f"locating the file's hunks passed the bound of {budget:,} comparisons for this file at this hunk (the "
+        f"{before:,} before it spent {spent_before:,}{rarest}); apply hunks 1-{before} as one patch and the rest "
+        "as another, or add to each hunk a line near its change that occurs once in the file"
     )
-    error.details = {**error.details, "places": exc.places, "bound": budget}
+    return _with_facts(_not_found(change, hunk, decoded, why), facts)
+
+
+def _with_facts(error: EditNotFound, facts: dict[str, Any]) -> EditNotFound:
+    error.details = {**error.details, **facts}
     return error
 
 

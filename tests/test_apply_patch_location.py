@@ -194,6 +194,41 @@ def test_a_file_ending_in_a_lone_carriage_return_keeps_it(tmp_path: Path, ending
     assert (tmp_path / "f.txt").read_bytes() == b"ONE\ntwo\n" + ending
 
 
+_UPDATE = "*** Begin Patch\n*** Update File: f.txt\n@@\n{}*** End Patch\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "ops", "after"),
+    [
+        (b"{\r\n}\r", " }\n+x\n", b"{\r\n}\r\nx"),  # lines added after it: the last line gets the file's ending
+        (b"b\na\r", " a\n+x\n", b"b\na\nx"),  # ... in an LF file, "\n": no CRLF appears
+        (b"one\ntwo\r", " one\n-two\n+TWO\n", b"one\nTWO"),  # the last line replaced: the CR goes with it
+        (b"one\ntwo\r", "-one\n+ONE\n two\n", b"ONE\ntwo\r"),  # the last line a context line: kept
+        (b"x\t\nx\t\r", "-x\t\n+y\n", "FS_AMBIGUOUS_EDIT"),  # the last line is "x\t" for matching
+        (b"c\n\r", "-c\n-\n", "FS_EDIT_NOT_FOUND"),  # a CR after the last line break is no blank line
+    ],
+)
+def test_a_lone_carriage_return_ending_the_file_is_matched_and_written_as_before_unless_left_alone(
+    tmp_path: Path, before: bytes, ops: str, after: bytes | str
+) -> None:
+    """A lone CR at the very end of a file (what is left of a cut CRLF) is neither a line ending nor text:
+    hunks match the last line without it (as they always did), and it stays after that line when a hunk
+    leaves the line be; when a hunk changes the last line or adds lines after it, the result is what it
+    always was (the CR dropped, no "\\r\\r\\n" and no CRLF in an LF file)."""
+    (tmp_path / "f.txt").write_bytes(before)
+    with _patching(tmp_path) as ws:
+        session = ws.session("s")
+        assert_ok(session.call("read", {"file_path": "f.txt"}))
+        result = session.call("apply_patch", {"patch": _UPDATE.format(ops)})
+    if isinstance(after, str):
+        assert_error(result, after)
+        assert "hunk 1 of 'f.txt'" in result.text
+        assert (tmp_path / "f.txt").read_bytes() == before
+    else:
+        assert_ok(result)
+        assert (tmp_path / "f.txt").read_bytes() == after
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     lines=st.lists(st.sampled_from(["a", "b", "", "  a", "a  "]), min_size=1, max_size=30),

@@ -275,6 +275,7 @@ class _Patched:
     endings: list[str]  # "\n", "\r\n", or "" for a last line without one
     newline: str
     work: Work  # shared by every search in this file
+    trailer: str = ""  # a lone "\r" ending the file: kept after the last line while a hunk leaves that line be
     out_texts: list[str] = field(default_factory=list)
     out_endings: list[str] = field(default_factory=list)
     done: int = 0
@@ -328,6 +329,8 @@ class _Patched:
             for line in range(max(start - 1, 0), len(out_endings) - 1):
                 out_endings[line] = out_endings[line] or self.newline
             out_endings[-1] = "" if bare else (out_endings[-1] or self.newline)
+            if not (old and hunk.ops[-1][0] == " " and out_endings[-1] == endings[-1]):
+                self.trailer = ""  # the last line changed, moved or got another ending: as it always was, no CR
         else:
             for line in range(start, len(out_endings)):
                 out_endings[line] = out_endings[line] or self.newline
@@ -335,7 +338,7 @@ class _Patched:
     def result(self) -> str:
         texts = self.out_texts + self.texts[self.done :]
         endings = self.out_endings + self.endings[self.done :]
-        return "".join(map(operator.add, texts, endings))
+        return "".join(map(operator.add, texts, endings)) + self.trailer
 
 
 _NORMAL = {"trailing": str.rstrip, "stripped": str.strip}
@@ -351,10 +354,10 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
         assert plan.before is not None
         display = path_label(change.path)
         decoded = decode_text(plan.before.data, display)
-        texts, endings = _split(decoded.text)
+        texts, endings, trailer = _split(decoded.text)
         budget = WORK_PER_LINE * (len(texts) + sum(len(hunk.ops) for hunk in change.hunks)) + WORK_FLOOR
         work = Work(budget, lambda: ctx.check_cancelled("apply_patch"))
-        patched = _Patched(texts, endings, decoded.newline, work)
+        patched = _Patched(texts, endings, decoded.newline, work, trailer)
         cursor = 0  # where the next hunk may start, in the file as read
         for hunk in change.hunks:
             ctx.check_cancelled("apply_patch")
@@ -393,11 +396,14 @@ def _check_syntax(ctx: ToolContext, plan: _Plan, target: str) -> None:
     plan.syntax = found
 
 
-def _split(text: str) -> tuple[list[str], list[str]]:
-    """The lines of ``text`` without their endings, and the endings ("" for a last line without one,
-    which keeps all its characters: a lone "\r" at the very end is not a line ending)."""
+def _split(text: str) -> tuple[list[str], list[str], str]:
+    """The lines of ``text`` without their endings, the endings ("" for a last line without one), and a
+    lone "\r" at the very end. That "\r" (most often what is left of a cut CRLF) is neither a line
+    ending nor text: the last line is matched without it, and a file ending "\n\r" has no line for it."""
     pieces = text.split("\n")
     last = pieces.pop()  # the text after the last line break: "" when the file ends with one
+    trailer = "\r" if last.endswith("\r") else ""
+    last = last[: len(last) - len(trailer)]
     if "\r" in text:
         texts = [piece[:-1] if piece.endswith("\r") else piece for piece in pieces]
         endings = ["\r\n" if piece.endswith("\r") else "\n" for piece in pieces]
@@ -406,7 +412,7 @@ def _split(text: str) -> tuple[list[str], list[str]]:
     if last:
         texts.append(last)
         endings.append("")
-    return texts, endings
+    return texts, endings, trailer
 
 
 def _apply_hunk(patched: _Patched, hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:

@@ -75,6 +75,15 @@ def opcodes(
     return codes
 
 
+def patch_lines(text: str) -> list[str]:
+    """The lines of ``text`` as ``patch`` counts them, each with its ending: ended by "\n" alone (a lone
+    "\r", "\f", "\x85" or "\u2028" is part of its line, as ``str.splitlines`` would not have it), the
+    last one without an ending when the text does not end with "\n"."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines
+
+
 def unified_diff(
     a: Sequence[str],
     b: Sequence[str],

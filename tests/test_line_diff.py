@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import difflib
 import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -264,3 +266,33 @@ def test_a_region_multi_edit_diffs_once_and_moves_the_spans_past_each_edit(tmp_p
     assert final[30_001 + before_insert] == "inserted = 1\n" and final[10] == "value_10 = 'other'\n"
     one_diff = line_diff.budget_of(lines, outside) // line_diff.CHECK_EVERY + 2
     assert 1 <= token.polls <= one_diff
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs GNU patch")
+@pytest.mark.parametrize("odd", ["\x0c", "\x0b", "\x1c", "\x85", "\u2028", "\r"])
+def test_the_dry_run_diff_of_a_file_with_a_line_break_patch_does_not_count_applies(tmp_path: Path, odd: str) -> None:
+    """A form feed, a vertical tab, \\x1c, NEL, U+2028 or a lone CR ends a line for ``str.splitlines`` but
+    not for ``patch``: the dry run's diff split there put "\\ No newline at end of file" inside a hunk and
+    ``patch -p1`` rejected it. Split on "\\n" alone (as the history diff does), it applies, with ``patch``
+    and with apply_patch, and gives the bytes the edit writes."""
+    before = ("x\n" * 5 + f"a{odd}b\nc\nd\n").encode()
+    for name in ("dry", "copy", "applied"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f.txt").write_bytes(before)
+    edit = {"file_path": "f.txt", "old_string": "c\n", "new_string": "C\n"}
+    with Workspace(tmp_path / "dry", tools=["read", "edit", "apply_patch"], check_syntax=False) as ws:
+        session = ws.session("s")
+        assert_ok(session.call("read", {"file_path": "f.txt"}))
+        diff = assert_ok(session.call("edit", {**edit, "dry_run": True})).value["diff"]
+        assert "No newline at end of file" not in diff
+        assert_ok(session.call("edit", edit))
+    after = (tmp_path / "dry" / "f.txt").read_bytes()
+    assert after == before.replace(b"c\n", b"C\n")
+    done = subprocess.run(["patch", "-p1", "-s"], input=diff.encode(), cwd=tmp_path / "copy", capture_output=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "copy" / "f.txt").read_bytes() == after
+    with Workspace(tmp_path / "applied", tools=["read", "apply_patch"], check_syntax=False) as ws:
+        session = ws.session("s")
+        assert_ok(session.call("read", {"file_path": "f.txt"}))
+        assert_ok(session.call("apply_patch", {"patch": diff}))
+    assert (tmp_path / "applied" / "f.txt").read_bytes() == after

@@ -422,8 +422,8 @@ def unified_diff(before: bytes, after: bytes, path: str, check: Callable[[], Non
     """The unified diff from ``before`` to ``after`` (as text: a UTF-16 or UTF-32 file's decoded) with ``a/``
     and ``b/`` headers, as ``patch -p1`` and ``git apply`` take it; a last line without a line ending is
     marked as diff marks it."""
-    old = as_text(before, "surrogateescape").splitlines(keepends=True)
-    new = as_text(after, "surrogateescape").splitlines(keepends=True)
+    old = line_diff.patch_lines(as_text(before, "surrogateescape"))
+    new = line_diff.patch_lines(as_text(after, "surrogateescape"))
     lines = line_diff.unified_diff(old, new, f"a/{path}", f"b/{path}", check=check)
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 

@@ -100,7 +100,9 @@ def _section(
             return f"# {path}: the same text, now in {encodings[1]} (was {encodings[0]})\n"
         return ""  # the same bytes again (a file moved and moved back)
     end = "\t" if any(character.isspace() for character in path) else ""  # patch reads the name to the tab
-    lines = line_diff.unified_diff(_lines(old_text), _lines(new_text), source + end, target + end, check=check)
+    lines = line_diff.unified_diff(
+        line_diff.patch_lines(old_text), line_diff.patch_lines(new_text), source + end, target + end, check=check
+    )
     out: list[str] = []
     if encodings != ("UTF-8", "UTF-8"):  # a hunk of text a UTF-16 or UTF-32 file holds: patch cannot apply it
         shown = encodings[0] if encodings[0] == encodings[1] else f"{encodings[0]}, then {encodings[1]}"
@@ -115,10 +117,3 @@ def _encoding(data: bytes) -> str:
     if wide is not None:
         return ENCODING_NAMES[wide]
     return "UTF-8 with a BOM" if data.startswith(b"\xef\xbb\xbf") else "UTF-8"
-
-
-def _lines(text: str) -> list[str]:
-    """Lines as patch counts them: ended by "\n" alone (a lone "\r" or "\f" is part of its line)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    return [*lines, parts[-1]] if parts[-1] else lines

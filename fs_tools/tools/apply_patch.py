@@ -506,14 +506,16 @@ def _out_of_work(
     rarest = ""
     if isinstance(exc, TooCommon):
         facts["places"] = exc.places
+        # no places when the bound ran out as the hunk's lines were being looked up, before any try
+        counted = f", is at {exc.places:,} places" if exc.places else ""
         if spent_before * 2 < budget:
             why = (
-                f"every line of it is common in the file (even its rarest, {exc.line[:80]!r}, is at {exc.places:,} "
-                f"places), and trying it at each place passed the bound of {budget:,} comparisons for this file; "
-                "add to it a line near the change that occurs once in the file"
+                f"every line of it is common in the file (even its rarest, {exc.line[:80]!r}{counted}), and trying "
+                f"it at each place passed the bound of {budget:,} comparisons for this file; add to it a line near "
+                "the change that occurs once in the file"
             )
             return _with_facts(_not_found(change, hunk, decoded, why), facts)
-        rarest = f"; this one's rarest line, {exc.line[:80]!r}, is at {exc.places:,} places"
+        rarest = f"; this one's rarest line, {exc.line[:80]!r}{counted}" if exc.places else ""
     before = hunk.number - 1
     why = (
         f"locating the file's hunks passed the bound of {budget:,} comparisons for this file at this hunk (the "

@@ -37,9 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", help="a Python >= 3.12 for the peer environment")
     parser.add_argument(
         "--sections",
-        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http,redis,media",
+        default="library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http,redis,media,lines",
         help="comma-separated: library,peers,mcp,search,memory,diagnosis,syntax,history,concurrency,startup,http,"
-        "redis,media",
+        "redis,media,lines",
     )
     args = parser.parse_args(argv)
     peers = not (args.smoke or args.no_peers)
@@ -103,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.media import media_rows
 
         rows += media_rows(args.smoke)
+    if "lines" in sections:
+        from bench.lines import lines_rows
+
+        rows += lines_rows(args.smoke)
     machine = machine_info()
     print(render(rows, machine, time.perf_counter() - started))
     Path(args.json).write_text(

@@ -18,6 +18,7 @@ context or its line numbers pick one.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,8 @@ from fs_tools.errors import (
     ToolArgsError,
     path_label,
 )
+from fs_tools.line_diff import Work
+from fs_tools.line_index import LineIndex, OutOfWork, TooCommon
 from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot, TextFile, as_utf8, decode_text
 from fs_tools.terms import speaking, term
 from fs_tools.tools import syntax
@@ -259,10 +262,87 @@ def _capture(ctx: ToolContext, path: str) -> Snapshot:
 # --- locating hunks -------------------------------------------------------------------------------
 
 
+WORK_PER_LINE = 32  # locating one file's hunks may spend this many comparisons per line of the file and its hunks
+WORK_FLOOR = 250_000  # ... and this many more, so that small files never come near the bound
+
+
 @dataclass
-class _Line:
-    text: str  # without its line ending
-    ending: str  # "\n", "\r\n", or "" for a last line without one
+class _Patched:
+    """A file being patched. Hunks are located in its lines as read (``texts`` and ``endings``), which
+    never change, and the result is built beside them: ``out_*`` holds it up to the line ``done`` of the
+    file as read. A line index per way of comparing lines is made on first use and serves every hunk."""
+
+    texts: list[str]  # without line endings
+    endings: list[str]  # "\n", "\r\n", or "" for a last line without one
+    newline: str
+    work: Work  # shared by every search in this file
+    trailer: str = ""  # a lone "\r" ending the file: kept after the last line while a hunk leaves that line be
+    out_texts: list[str] = field(default_factory=list)
+    out_endings: list[str] = field(default_factory=list)
+    done: int = 0
+    indexes: dict[str, LineIndex] = field(default_factory=dict)
+
+    @property
+    def delta(self) -> int:
+        """The lines the hunks so far added (or removed, when negative): a line number in the result is the
+        line's number in the file as read plus this."""
+        return len(self.out_texts) - self.done
+
+    def index(self, level: str) -> LineIndex:
+        """The index of the lines compared ``exact``, or but for trailing whitespace, or for all surrounding
+        whitespace (``stripped``, how an @@ line is found)."""
+        found = self.indexes.get(level)
+        if found is None:
+            keys = self.texts if level == "exact" else [_NORMAL[level](text) for text in self.texts]
+            found = self.indexes[level] = LineIndex(keys, self.work)
+        return found
+
+    def result_before(self, stop: int) -> list[str]:
+        """The result's lines, up to the line ``stop`` of the file as read (for the errors that look back)."""
+        return self.out_texts + self.texts[self.done : max(self.done, stop)]
+
+    def splice(self, at: int, hunk: Hunk, old: int) -> None:
+        """Put ``hunk`` in place of the ``old`` lines at ``at``: its context lines keep the file's own
+        bytes, its new lines take the file's line ending, and the file's last line keeps its line ending,
+        or loses it, as the hunk says."""
+        texts, endings, out_texts, out_endings = self.texts, self.endings, self.out_texts, self.out_endings
+        out_texts += texts[self.done : at]
+        out_endings += endings[self.done : at]
+        start, end = len(out_texts), at + old
+        was_last = end == len(texts)
+        last_ending = endings[-1] if at < len(texts) else (out_endings[-1] if out_endings else "\n")
+        bare_before = was_last and last_ending == ""
+        index = at
+        for sign, text in hunk.ops:
+            if sign == " ":
+                out_texts.append(texts[index])
+                out_endings.append(endings[index])
+                index += 1
+            elif sign == "-":
+                index += 1
+            else:
+                out_texts.append(text.rstrip("\r"))
+                out_endings.append(self.newline)
+        self.done = end
+        if was_last and out_texts:
+            bare = (bare_before and not hunk.old_ends_file_bare) or hunk.new_ends_file_bare
+            # only the line before the hunk (the file's last until now) or its own lines may lack an ending
+            for line in range(max(start - 1, 0), len(out_endings) - 1):
+                out_endings[line] = out_endings[line] or self.newline
+            out_endings[-1] = "" if bare else (out_endings[-1] or self.newline)
+            if not (old and hunk.ops[-1][0] == " " and out_endings[-1] == endings[-1]):
+                self.trailer = ""  # the last line changed, moved or got another ending: as it always was, no CR
+        else:
+            for line in range(start, len(out_endings)):
+                out_endings[line] = out_endings[line] or self.newline
+
+    def result(self) -> str:
+        texts = self.out_texts + self.texts[self.done :]
+        endings = self.out_endings + self.endings[self.done :]
+        return "".join(map(operator.add, texts, endings)) + self.trailer
+
+
+_NORMAL = {"trailing": str.rstrip, "stripped": str.strip}
 
 
 def _match(ctx: ToolContext, plan: _Plan) -> None:
@@ -275,11 +355,14 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
         assert plan.before is not None
         display = path_label(change.path)
         decoded = decode_text(plan.before.data, display)
-        lines = _split(decoded.text)
-        texts = [line.text for line in lines]  # kept beside the lines, so a hunk is not a pass over the file
-        cursor = delta = 0  # where the next hunk may start; lines the earlier hunks added (or removed)
+        texts, endings, trailer = _split(decoded.text)
+        budget = WORK_PER_LINE * (len(texts) + sum(len(hunk.ops) for hunk in change.hunks)) + WORK_FLOOR
+        work = Work(budget, lambda: ctx.check_cancelled("apply_patch"))
+        patched = _Patched(texts, endings, decoded.newline, work, trailer)
+        cursor = 0  # where the next hunk may start, in the file as read
         for hunk in change.hunks:
             ctx.check_cancelled("apply_patch")
+            spent_before = budget - work.left  # by the hunks before this one (and the indexes they made)
             if ctx.check_placeholders:
                 try:
                     pointer = f"/{term('patch')}: {_where(change, hunk)}, its new"
@@ -287,10 +370,11 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
                 except OmissionPlaceholder as exc:
                     exc.details = {**exc.details, "terms": _hunk_terms(hunk)}
                     raise
-            cursor, grew = _apply_hunk(lines, texts, hunk, cursor, delta, decoded, change)
-            delta += grew
-        text = "".join(line.text + line.ending for line in lines)
-        plan.data = TextFile("", decoded.bom, decoded.newline, decoded.encoding).encode(text)
+            try:
+                cursor = _apply_hunk(patched, hunk, cursor, decoded, change)
+            except OutOfWork as exc:
+                raise _out_of_work(change, hunk, decoded, exc, budget, spent_before) from exc
+        plan.data = TextFile("", decoded.bom, decoded.newline, decoded.encoding).encode(patched.result())
     target = change.move_to or change.path
     limit = ctx.provider.max_file_bytes
     if len(plan.data) > limit:
@@ -313,124 +397,97 @@ def _check_syntax(ctx: ToolContext, plan: _Plan, target: str) -> None:
     plan.syntax = found
 
 
-def _split(text: str) -> list[_Line]:
-    out: list[_Line] = []
-    for piece in text.split("\n"):
-        if piece.endswith("\r"):
-            out.append(_Line(piece[:-1], "\r\n"))
-        else:
-            out.append(_Line(piece, "\n"))
-    last = out.pop()  # the text after the last line break: "" when the file ends with one
-    if last.text:
-        out.append(_Line(last.text, ""))
-    return out
+def _split(text: str) -> tuple[list[str], list[str], str]:
+    """The lines of ``text`` without their endings, the endings ("" for a last line without one), and a
+    lone "\r" at the very end. That "\r" (most often what is left of a cut CRLF) is neither a line
+    ending nor text: the last line is matched without it, and a file ending "\n\r" has no line for it."""
+    pieces = text.split("\n")
+    last = pieces.pop()  # the text after the last line break: "" when the file ends with one
+    trailer = "\r" if last.endswith("\r") else ""
+    last = last[: len(last) - len(trailer)]
+    if "\r" in text:
+        texts = [piece[:-1] if piece.endswith("\r") else piece for piece in pieces]
+        endings = ["\r\n" if piece.endswith("\r") else "\n" for piece in pieces]
+    else:
+        texts, endings = pieces, ["\n"] * len(pieces)
+    if last:
+        texts.append(last)
+        endings.append("")
+    return texts, endings, trailer
 
 
-def _apply_hunk(
-    lines: list[_Line], texts: list[str], hunk: Hunk, cursor: int, delta: int, decoded: TextFile, change: FileChange
-) -> tuple[int, int]:
-    """Splice ``hunk`` into ``lines`` at its one place at or after ``cursor`` (``delta``: the lines the
-    earlier hunks added, which moves where a unified hunk's number points); where the next one may
-    start, and how many lines this one added."""
+def _apply_hunk(patched: _Patched, hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:
+    """Splice ``hunk`` into the result at its one place at or after ``cursor`` (both in the file as read);
+    where the next one may start."""
     old = [text.rstrip("\r") for text in hunk.old]
     if hunk.context is not None:
-        cursor = _seek_context(lines, hunk, cursor, decoded, change)
+        cursor = _seek_context(patched, hunk, cursor, decoded, change)
     if not old:
-        at = len(lines) if hunk.old_start is None else min(max(hunk.old_start - 1 + delta, cursor), len(lines))
+        total = len(patched.texts)
+        at = total if hunk.old_start is None else min(max(hunk.old_start - 1, cursor), total)
     else:
-        at = _locate(lines, texts, old, hunk, cursor, delta, decoded, change)
-    newline = decoded.newline
-    spliced: list[_Line] = []
-    index = at
-    for sign, text in hunk.ops:
-        if sign == " ":
-            spliced.append(lines[index])  # the file's own bytes, whatever the patch's spacing
-            index += 1
-        elif sign == "-":
-            index += 1
-        else:
-            spliced.append(_Line(text.rstrip("\r"), newline))
-    end = at + len(old)
-    was_last = end == len(lines)
-    bare_before = was_last and bool(lines) and lines[-1].ending == ""
-    lines[at:end] = spliced
-    texts[at:end] = [line.text for line in spliced]
-    if was_last and lines:  # the file's last line: its trailing-newline state is kept (or as a diff says)
-        bare = (bare_before and not hunk.old_ends_file_bare) or hunk.new_ends_file_bare
-        if hunk.old_ends_file_bare and not hunk.new_ends_file_bare:
-            bare = False
-        for line in lines[:-1]:
-            line.ending = line.ending or newline
-        lines[-1].ending = "" if bare else (lines[-1].ending or newline)
-    elif spliced:
-        for line in spliced:
-            line.ending = line.ending or newline
-    return at + len(spliced), len(spliced) - len(old)
+        at = _locate(patched, old, hunk, cursor, decoded, change)
+    patched.splice(at, hunk, len(old))
+    return at + len(old)
 
 
-def _seek_context(lines: list[_Line], hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:
+def _seek_context(patched: _Patched, hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:
     """Past the line the hunk's ``@@`` text names (exactly, or but for surrounding whitespace)."""
     assert hunk.context is not None
     wanted = hunk.context.strip()
-    for index in range(cursor, len(lines)):
-        if lines[index].text == hunk.context or lines[index].text.strip() == wanted:
-            return index + 1
-    for index in range(0, cursor):  # before the previous hunk: said so, since hunks go in file order
-        if lines[index].text.strip() == wanted:
-            raise _not_found(
-                change,
-                hunk,
-                decoded,
-                f"its @@ line {hunk.context!r} is at line {index + 1}, before the previous hunk; hunks must be "
-                "in file order",
-            )
+    found = patched.index("stripped").first(wanted, cursor)
+    if found is not None:
+        return found + 1
+    before = patched.result_before(cursor)  # before the previous hunk: said so, since hunks go in file order
+    earlier = next((index for index, text in enumerate(before) if text.strip() == wanted), None)
+    if earlier is not None:
+        raise _not_found(
+            change,
+            hunk,
+            decoded,
+            f"its @@ line {hunk.context!r} is at line {earlier + 1}, before the previous hunk; hunks must be "
+            "in file order",
+        )
     raise _not_found(change, hunk, decoded, f"its @@ line {hunk.context!r} is not in the file")
 
 
-def _locate(
-    lines: list[_Line],
-    texts: list[str],
-    old: list[str],
-    hunk: Hunk,
-    cursor: int,
-    delta: int,
-    decoded: TextFile,
-    change: FileChange,
-) -> int:
-    """The one place of ``old`` at or after ``cursor``: found exactly, or but for trailing whitespace;
-    at the end for ``*** End of File``; the nearest to its line number for a unified hunk; the first
-    after its ``@@`` line; otherwise it must be the only one."""
-    for key in (_exact, _trailing_blank):
-        keys = texts if key is _exact else [key(text) for text in texts]  # the forgiving pass only on a miss
-        wanted = [key(text) for text in old]
+def _locate(patched: _Patched, old: list[str], hunk: Hunk, cursor: int, decoded: TextFile, change: FileChange) -> int:
+    """The one place of ``old`` at or after ``cursor`` in the file as read: found exactly, or but for
+    trailing whitespace; at the end for ``*** End of File``; the nearest to its line number for a unified
+    hunk; the first after its ``@@`` line; otherwise it must be the only one."""
+    for level in ("exact", "trailing"):
+        index = patched.index(level)  # the forgiving one is made only on a miss
+        wanted = old if level == "exact" else [text.rstrip() for text in old]
         if hunk.end_of_file:
-            at = len(keys) - len(wanted)
-            if at >= cursor and keys[at:] == wanted:
+            at = len(index.keys) - len(wanted)
+            if at >= cursor and index.keys[at:] == wanted:
                 return at
             continue
         if hunk.old_start is not None:
-            nearest = _nearest(keys, wanted, cursor, hunk.old_start - 1 + delta)
+            nearest = index.nearest(wanted, cursor, hunk.old_start - 1)
             if nearest is not None:
                 return nearest
             continue
-        found = _places(keys, wanted, cursor, 2)
+        found = index.places(wanted, cursor, 2)
         if len(found) == 1 or (found and hunk.context is not None):
             return found[0]  # the only one, or the first after its @@ line
         if found:
-            raise _ambiguous(change, hunk, decoded, _places(keys, wanted, cursor, MAX_CANDIDATES))
-    earlier = _places([line.text.rstrip() for line in lines[: cursor + len(old)]], [t.rstrip() for t in old], 0, 1)
+            places = index.places(wanted, cursor, MAX_CANDIDATES)
+            raise _ambiguous(change, hunk, decoded, [at + patched.delta for at in places])
+    trailing = [text.rstrip() for text in old]
+    before = [text.rstrip() for text in patched.result_before(cursor + len(old))]
+    earlier = LineIndex(before, patched.work).places(trailing, 0, 1)
     blank_tail = len(old) - len(list(itertools.dropwhile(lambda t: not t.strip(), reversed(old))))
-    if blank_tail and len(old) > blank_tail:
-        trimmed = [t.rstrip() for t in old[:-blank_tail]]
-        if _places([line.text.rstrip() for line in lines], trimmed, cursor, 1):
-            raise _not_found(
-                change,
-                hunk,
-                decoded,
-                f"it ends with {blank_tail} blank line(s) the file does not have there (a line with nothing on it, "
-                "not even the ' ' of a context line, is a blank context line); remove them",
-            )
-    if earlier and cursor:
+    trimmed = trailing[:-blank_tail] if blank_tail and len(old) > blank_tail else []
+    if trimmed and patched.index("trailing").places(trimmed, cursor, 1):
+        raise _not_found(
+            change,
+            hunk,
+            decoded,
+            f"it ends with {blank_tail} blank line(s) the file does not have there (a line with nothing on it, "
+            "not even the ' ' of a context line, is a blank context line); remove them",
+        )
+    if earlier and cursor + patched.delta:
         raise _not_found(
             change,
             hunk,
@@ -440,47 +497,38 @@ def _locate(
     raise _not_found(change, hunk, decoded, None)
 
 
-def _exact(text: str) -> str:
-    return text
+def _out_of_work(
+    change: FileChange, hunk: Hunk, decoded: TextFile, exc: OutOfWork, budget: int, spent_before: int
+) -> EditNotFound:
+    """The refusal past the bound: this hunk's own lines are too common when it spent most of the bound
+    itself; otherwise the patch as a whole passed the bound at this hunk, and the hunks from this one on
+    can go in a patch of their own (which gets a bound of its own)."""
+    facts: dict[str, Any] = {"bound": budget, "spent_before": spent_before}
+    rarest = ""
+    if isinstance(exc, TooCommon):
+        facts["places"] = exc.places
+        # no places when the bound ran out as the hunk's lines were being looked up, before any try
+        counted = f", is at {exc.places:,} places" if exc.places else ""
+        if spent_before * 2 < budget:
+            why = (
+                f"every line of it is common in the file (even its rarest, {exc.line[:80]!r}{counted}), and trying "
+                f"it at each place passed the bound of {budget:,} comparisons for this file; add to it a line near "
+                "the change that occurs once in the file"
+            )
+            return _with_facts(_not_found(change, hunk, decoded, why), facts)
+        rarest = f"; this one's rarest line, {exc.line[:80]!r}{counted}" if exc.places else ""
+    before = hunk.number - 1
+    why = (
+        f"locating the file's hunks passed the bound of {budget:,} comparisons for this file at this hunk (the "
+        f"{before:,} before it spent {spent_before:,}{rarest}); apply hunks 1-{before} as one patch and the rest "
+        "as another, or add to each hunk a line near its change that occurs once in the file"
+    )
+    return _with_facts(_not_found(change, hunk, decoded, why), facts)
 
 
-def _trailing_blank(text: str) -> str:
-    return text.rstrip()
-
-
-def _places(keys: list[str], wanted: list[str], start: int, limit: int) -> list[int]:
-    """Where ``wanted`` runs in ``keys`` at or after ``start``: at most ``limit`` places, in order (each
-    candidate found and compared by list operations, not a Python loop per line)."""
-    found: list[int] = []
-    last = len(keys) - len(wanted)
-    at = start
-    while at <= last and len(found) < limit:
-        try:
-            at = keys.index(wanted[0], at, last + 1)
-        except ValueError:
-            break
-        if keys[at : at + len(wanted)] == wanted:
-            found.append(at)
-        at += 1
-    return found
-
-
-def _nearest(keys: list[str], wanted: list[str], start: int, target: int) -> int | None:
-    """The place of ``wanted`` at or after ``start`` nearest to ``target`` (the earlier one on a tie): a
-    stale line number still applies when the lines moved, as patch(1)'s offsets."""
-    target = max(start, min(target, len(keys) - len(wanted)))
-    after = _places(keys, wanted, target, 1)
-    reach = after[0] - target if after else len(keys)
-    before = None
-    for at in range(target - 1, max(start, target - reach) - 1, -1):  # no farther back than the match after
-        if keys[at] == wanted[0] and keys[at : at + len(wanted)] == wanted:
-            before = at
-            break
-    if before is None:
-        return after[0] if after else None
-    if not after or target - before <= after[0] - target:
-        return before
-    return after[0]
+def _with_facts(error: EditNotFound, facts: dict[str, Any]) -> EditNotFound:
+    error.details = {**error.details, **facts}
+    return error
 
 
 def _where(change: FileChange, hunk: Hunk) -> str:

@@ -63,7 +63,9 @@ def listing(ctx: ToolContext) -> list[HistoryEntry]:
 
 def diff(ctx: ToolContext, since: str | None) -> str:
     changes, position = entries_since(ctx, since)
-    text = unified_diff(changes, history_of(ctx), lambda key: _path(ctx, key))
+    text = unified_diff(
+        changes, history_of(ctx), lambda key: _path(ctx, key), check=lambda: ctx.check_cancelled("diff")
+    )
     trimmed = history_of(ctx).trimmed_through(ctx.session)
     if trimmed > position:  # said before the sections, where patch passes over text
         shown = since if since is not None else "the session's first change"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field
 
+from fs_tools import line_diff
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, TooLarge, path_label
 from fs_tools.provider import (
@@ -137,6 +137,10 @@ class _RegionCheck:
     observed: bytes
     stale: StaleVersion
     changed: list[list[int]] = field(default_factory=list)
+    check: Callable[[], None] | None = None  # raises once the call is cancelled: the diff runs under the lock
+    # What differs between the read text and the file, as the file is numbered now: diffed once, at the first
+    # edit, then moved past each edit (which lies in lines alike in both, so both texts change alike there)
+    spans: list[tuple[int, int]] | None = None
 
 
 @dataclass
@@ -201,7 +205,8 @@ def _apply(
         outcome.applied.append(done)
         size = done.size
     if region is not None:
-        region.changed = [list(span) for span in _changed_spans(seen, text)]
+        spans = region.spans if region.spans is not None else _changed_spans(seen, text, region.check)
+        region.changed = [list(span) for span in spans]
     outcome.excerpt = _excerpt(text, outcome.applied, outcome.first, outcome.last)  # a few lines: cheap
     data = form.encode(text)
     if len(data) > exact:
@@ -253,38 +258,33 @@ def _region_step(
         ) from region.stale
     first = now.count("\n", 0, at) + 1
     last = first + needle.count("\n")
-    for start, end in _changed_spans(seen, now):
+    if region.spans is None:
+        region.spans = _changed_spans(seen, now, region.check)
+    for start, end in region.spans:
         if start <= last and end >= first:
             raise StaleVersion(
                 f"{display!r} has changed since this session last read it, in the lines {label} covers "
                 f"({'line ' + str(start) if start == end else f'lines {start}–{end}'})",
                 details={**region.stale.details, "lines": (start, end)},
             ) from region.stale
+    grew = spec.new_string.replace("\r\n", "\n").count("\n") - needle.count("\n")
+    region.spans = [(start + grew, end + grew) if start > last else (start, end) for start, end in region.spans]
     return after
 
 
-def _changed_spans(before: str, after: str) -> list[tuple[int, int]]:
+def _changed_spans(before: str, after: str, check: Callable[[], None] | None = None) -> list[tuple[int, int]]:
     """The lines of ``after`` that differ from ``before``, as (first, last) pairs, 1-based; a removal is
-    the line just after it. This runs under the file's lock, so its work is kept near linear: the common
-    first and last lines are set aside, and the matcher may treat very frequent lines as junk — which
-    can only report more lines as changed (a region edit refused), never fewer."""
+    the line just after it. This runs under the file's lock, so its work is bounded near linear
+    (``line_diff``): past its budget a stretch of changes is one span, which can only report more lines
+    as changed (a region edit refused), never fewer."""
     a = before.replace("\r\n", "\n").split("\n")
     b = after.replace("\r\n", "\n").split("\n")
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
-    if not middle_a and not middle_b:
-        return []
     spans: list[tuple[int, int]] = []
-    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, middle_a, middle_b).get_opcodes():
+    for tag, _, _, j1, j2 in line_diff.opcodes(a, b, check=check):
         if tag == "equal":
             continue
-        at = min(head + j1 + 1, max(1, len(b)))
-        spans.append((at, max(at, head + j2)))
+        at = min(j1 + 1, max(1, len(b)))
+        spans.append((at, max(at, j2)))
     return spans
 
 
@@ -377,7 +377,7 @@ def _region_commit(
     if version is None:
         raise stale
     outcome.applied.clear()
-    outcome.region = _RegionCheck(observed, stale)
+    outcome.region = _RegionCheck(observed, stale, check=lambda: ctx.check_cancelled("edit"))
     return commit_gated(ctx, path, Intent.EDIT, produce, pinned=version)
 
 
@@ -396,7 +396,7 @@ def _excerpt(text: str, applied: Sequence[Replacement], first: int, last: int) -
 def _dry_run(ctx: ToolContext, path: str, outcome: _Outcome, trial: _DryRun) -> ToolOutput:
     relative = ctx.provider.relative_paths(ctx.provider.key_of(path))
     shown = relative[0] if relative else path
-    diff = unified_diff(trial.before.data, trial.after, shown)
+    diff = unified_diff(trial.before.data, trial.after, shown, check=lambda: ctx.check_cancelled("edit"))
     count = sum(r.count for r in outcome.applied)
     text = f"Dry run: nothing was written. The edit would make {count} replacement(s) in {path_label(path)!r}:\n{diff}"
     if len(text) > MAX_DIFF_CHARS:
@@ -418,13 +418,13 @@ def _dry_run(ctx: ToolContext, path: str, outcome: _Outcome, trial: _DryRun) -> 
 MAX_DIFF_CHARS = 50_000
 
 
-def unified_diff(before: bytes, after: bytes, path: str) -> str:
+def unified_diff(before: bytes, after: bytes, path: str, check: Callable[[], None] | None = None) -> str:
     """The unified diff from ``before`` to ``after`` (as text: a UTF-16 or UTF-32 file's decoded) with ``a/``
     and ``b/`` headers, as ``patch -p1`` and ``git apply`` take it; a last line without a line ending is
     marked as diff marks it."""
-    old = as_text(before, "surrogateescape").splitlines(keepends=True)
-    new = as_text(after, "surrogateescape").splitlines(keepends=True)
-    lines = difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}")
+    old = line_diff.patch_lines(as_text(before, "surrogateescape"))
+    new = line_diff.patch_lines(as_text(after, "surrogateescape"))
+    lines = line_diff.unified_diff(old, new, f"a/{path}", f"b/{path}", check=check)
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 

@@ -8,9 +8,9 @@ that). A moved directory and bytes no longer kept are said in lines before the s
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 
+from fs_tools import line_diff
 from fs_tools.history.model import DIR, LINK, Effect, Entry, HistoryStore, Move, State, is_version
 from fs_tools.provider import DIRECTORY, ENCODING_NAMES, SYMLINK, as_text, wide_encoding
 
@@ -41,7 +41,13 @@ def net_changes(entries: Iterable[Entry]) -> tuple[dict[str, tuple[State, State]
     return net, moved
 
 
-def unified_diff(entries: Iterable[Entry], history: HistoryStore, path_of: Callable[[str], str]) -> str:
+def unified_diff(
+    entries: Iterable[Entry],
+    history: HistoryStore,
+    path_of: Callable[[str], str],
+    check: Callable[[], None] | None = None,
+) -> str:
+    """The sections; ``check`` is called as the line diffs work (it raises to cancel)."""
     net, moved = net_changes(entries)
     notes = [
         f"# moved the directory {path_of(move.source)}/ to {path_of(move.destination)}/ (its files are not listed)\n"
@@ -62,7 +68,9 @@ def unified_diff(entries: Iterable[Entry], history: HistoryStore, path_of: Calla
                 f"# {path}: its content {'before' if old is None else 'after'} this session's change is not kept\n"
             )
             continue
-        sections.append(_section(path, old, new, created=not is_version(before), deleted=not is_version(after)))
+        sections.append(
+            _section(path, old, new, created=not is_version(before), deleted=not is_version(after), check=check)
+        )
     return "".join(notes) + "".join(sections)
 
 
@@ -73,7 +81,9 @@ def _bytes(history: HistoryStore, state: State) -> bytes | None:
     return history.blob(state)
 
 
-def _section(path: str, old: bytes, new: bytes, *, created: bool, deleted: bool) -> str:
+def _section(
+    path: str, old: bytes, new: bytes, *, created: bool, deleted: bool, check: Callable[[], None] | None
+) -> str:
     if "\n" in path or "\t" in path or "\r" in path:
         return f"# {path!r}: a name a unified diff cannot carry; its change is not shown\n"
     source = "/dev/null" if created else f"a/{path}"
@@ -90,7 +100,9 @@ def _section(path: str, old: bytes, new: bytes, *, created: bool, deleted: bool)
             return f"# {path}: the same text, now in {encodings[1]} (was {encodings[0]})\n"
         return ""  # the same bytes again (a file moved and moved back)
     end = "\t" if any(character.isspace() for character in path) else ""  # patch reads the name to the tab
-    lines = difflib.unified_diff(_lines(old_text), _lines(new_text), source + end, target + end, lineterm="\n")
+    lines = line_diff.unified_diff(
+        line_diff.patch_lines(old_text), line_diff.patch_lines(new_text), source + end, target + end, check=check
+    )
     out: list[str] = []
     if encodings != ("UTF-8", "UTF-8"):  # a hunk of text a UTF-16 or UTF-32 file holds: patch cannot apply it
         shown = encodings[0] if encodings[0] == encodings[1] else f"{encodings[0]}, then {encodings[1]}"
@@ -105,10 +117,3 @@ def _encoding(data: bytes) -> str:
     if wide is not None:
         return ENCODING_NAMES[wide]
     return "UTF-8 with a BOM" if data.startswith(b"\xef\xbb\xbf") else "UTF-8"
-
-
-def _lines(text: str) -> list[str]:
-    """Lines as patch counts them: ended by "\n" alone (a lone "\r" or "\f" is part of its line)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    return [*lines, parts[-1]] if parts[-1] else lines

@@ -124,6 +124,7 @@ def _shown(line: str) -> str:
     return repr(visible(line[:80]) + ("…" if len(line) > 80 else ""))
 
 
+_FILE_HEADER = re.compile(r"\*\*\* (Add|Delete|Update) File:")  # asked of every line of a hunk: compiled once
 _CODEX_HEADERS = "'*** Add File: path', '*** Update File: path' or '*** Delete File: path'"
 
 
@@ -168,7 +169,7 @@ class _Codex:
 
     def _at_header(self) -> bool:
         line = self.lines[self.at].strip()
-        return line == "*** End Patch" or bool(re.match(r"\*\*\* (Add|Delete|Update) File:", line))
+        return line == "*** End Patch" or (line.startswith("*** ") and _FILE_HEADER.match(line) is not None)
 
     def _add(self, path: str, number: int) -> FileChange:
         content: list[str] = []

@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from fs_tools import Session, Workspace
+from fs_tools.errors import TooLarge
 from fs_tools.result import ToolResult
 
 
@@ -114,7 +115,7 @@ def _png_declaring(width: int, height: int) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + header + _chunk(b"IDAT", zlib.compress(bytes(1000))) + _chunk(b"IEND", b"")
 
 
-@pytest.mark.parametrize("side", [8_000, 20_000, 100_000])  # past our limit, Pillow's warning, Pillow's error
+@pytest.mark.parametrize("side", [20_000, 100_000])  # past Pillow's bomb error (our memory budget: below)
 def test_a_decompression_bomb_is_too_large_before_a_pixel_is_decoded(root: Path, session: Session, side: int) -> None:
     (root / "bomb.png").write_bytes(_png_declaring(side, side))
     result = session.call("read", {"file_path": "bomb.png"})
@@ -285,3 +286,180 @@ def test_read_many_forgets_an_image_it_did_not_show(root: Path) -> None:
         refused = s.call("write", {"file_path": "b.png", "content": "x"})
         assert refused.error is not None and refused.error.code == "FS_NOT_OBSERVED"
         assert not s.call("write", {"file_path": "a.png", "content": "x"}).is_error
+
+
+# --- issue 31: decoding is bounded, once per call, and a camera's photo is shown ----------------------------
+
+
+def _scans(data: bytes) -> tuple[list[int], int]:
+    """Where each scan (SOS segment) of a JPEG begins, and where its EOI is."""
+    at, starts = 2, []
+    while data[at + 1] != 0xD9:
+        length = int.from_bytes(data[at + 2 : at + 4], "big")
+        if data[at + 1] != 0xDA:
+            at += 2 + length
+            continue
+        starts.append(at)
+        at += 2 + length
+        while not (data[at] == 0xFF and data[at + 1] not in (0x00, *range(0xD0, 0xD8))):
+            at += 1
+    return starts, at
+
+
+def progressive_jpeg_repeating_its_last_scan(side: int, copies: int) -> bytes:
+    """A flat progressive JPEG whose last scan (a few bytes: nothing to refine) comes ``copies`` more
+    times before its end: each copy is one more pass over every block of the image."""
+    out = io.BytesIO()
+    Image.new("RGB", (side, side), (120, 80, 40)).save(out, format="JPEG", progressive=True, quality=90)
+    data = out.getvalue()
+    starts, end = _scans(data)
+    return data[:end] + data[starts[-1] : end] * copies + data[end:]
+
+
+def test_a_jpeg_of_thousands_of_repeated_scans_is_refused_before_decoding(root: Path, session: Session) -> None:
+    # found in review: ~66 KB that kept read decoding for 11-25 s in the server's own process (a 620 KB
+    # one, minutes); counting the scans refuses it before a pixel is decoded
+    data = progressive_jpeg_repeating_its_last_scan(2000, 3000)
+    (root / "scans.jpg").write_bytes(data)
+    result = session.call("read", {"file_path": "scans.jpg"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text
+    assert result.text.startswith("'scans.jpg' is a progressive JPEG of more than 256 scans")
+    assert "ask the user for a smaller copy" in result.text
+    assert result.exception is not None and isinstance(result.exception.__cause__, TooLarge)
+    assert result.exception.__cause__.details == {"subject": "image", "scans": 257, "limit": 256}
+    assert (root / "scans.jpg").read_bytes() == data
+    (root / "fine.jpg").write_bytes(progressive_jpeg_repeating_its_last_scan(2000, 0))
+    assert shown(session.call("read", {"file_path": "fine.jpg"})).size == (1568, 1568)
+
+
+def test_scans_are_counted_by_the_jpeg_markers_not_by_bytes_that_look_like_them() -> None:
+    from fs_tools.provider.image_worker import jpeg_scans
+
+    baseline, progressive = image_bytes((64, 48), "JPEG"), image_bytes((64, 48), "JPEG", progressive=True)
+    assert (jpeg_scans(baseline, 256), jpeg_scans(progressive, 256)) == (1, 10)  # libjpeg's own script
+    comment = b"\xff\xda" * 100  # scan markers inside a comment segment are the comment's bytes
+    commented = progressive[:2] + b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment + progressive[2:]
+    assert jpeg_scans(commented, 256) == 10
+    hostile = progressive_jpeg_repeating_its_last_scan(64, 10_000)
+    assert jpeg_scans(hostile, 256) == 257  # it stops counting past the limit
+
+
+def test_a_decoding_past_the_cpu_bound_is_stopped_and_too_large(
+    root: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fs_tools.provider import images
+
+    monkeypatch.setattr(images, "MAX_JPEG_SCANS", 10**9)  # the scan count passes: the child's bound stops it
+    monkeypatch.setattr(images, "IMAGE_CPU_SECONDS", 1)
+    (root / "scans.jpg").write_bytes(progressive_jpeg_repeating_its_last_scan(2000, 3000))
+    result = session.call("read", {"file_path": "scans.jpg"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text
+    assert "'scans.jpg' takes more than 1 s of CPU to read (a very complex or crafted image)" in result.text
+    assert result.exception is not None and isinstance(result.exception.__cause__, TooLarge)
+    assert result.exception.__cause__.details == {"subject": "image"}
+
+
+def test_a_cancelled_read_kills_the_decoding(root: Path, session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    from fs_tools.provider import child, images
+
+    started: list[subprocess.Popen[bytes]] = []
+
+    class Recorded(subprocess.Popen[bytes]):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    class CancelledOnceDecoding:
+        def is_set(self) -> bool:
+            return bool(started)
+
+    monkeypatch.setattr(child.subprocess, "Popen", Recorded)
+    monkeypatch.setattr(images, "MAX_JPEG_SCANS", 10**9)  # else refused before it decodes
+    (root / "scans.jpg").write_bytes(progressive_jpeg_repeating_its_last_scan(2000, 3000))
+    result = session.call("read", {"file_path": "scans.jpg"}, cancel=CancelledOnceDecoding())
+    assert result.error is not None and result.error.code == "TOOL_ABORTED", result.text
+    assert "'scans.jpg'" in result.text and "cancelled" in result.text
+    assert len(started) == 1 and started[0].returncode == -9  # killed mid-decoding, and reaped
+
+
+def test_the_servers_process_decodes_no_pixel(root: Path, session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PIL import ImageFile
+
+    def decoded_here(self: object) -> None:
+        raise RuntimeError("an image was decoded in the server's process")
+
+    monkeypatch.setattr(ImageFile.ImageFile, "load", decoded_here)
+    for name, fmt in (("a.png", "PNG"), ("b.jpg", "JPEG"), ("c.gif", "GIF"), ("d.webp", "WEBP")):
+        (root / name).write_bytes(image_bytes((2000, 100), fmt))
+        assert shown(session.call("read", {"file_path": name})).size == (1568, 78)
+
+
+def test_read_many_decodes_each_distinct_image_once(
+    root: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fs_tools.tools import read
+
+    decoded: list[str] = []
+
+    def counted(data: bytes, display: str, *args: Any, **kwargs: Any) -> Any:
+        decoded.append(display)
+        return show_image(data, display, *args, **kwargs)
+
+    show_image = read.show_image
+    monkeypatch.setattr(read, "show_image", counted)
+    (root / "a.png").write_bytes(image_bytes((3000, 200), "PNG"))
+    (root / "copy.png").write_bytes((root / "a.png").read_bytes())
+    (root / "scans.jpg").write_bytes(progressive_jpeg_repeating_its_last_scan(64, 300))
+    paths = ["a.png", "a.png", "copy.png", "scans.jpg", "a.png", "scans.jpg"]
+    result = session.call("read_many", {"file_paths": paths})
+    assert decoded == ["a.png", "scans.jpg"]
+    files = result.value["files"]
+    assert [entry["read"]["shown_width"] if entry["read"] else entry["code"] for entry in files] == [
+        1568,
+        1568,
+        1568,
+        "FS_TOO_LARGE",
+        1568,
+        "FS_TOO_LARGE",
+    ]
+    assert result.media[0].data == result.media[1].data == result.media[2].data
+    assert files[2]["read"]["path"] == "copy.png"
+    assert files[5]["message"].startswith("'scans.jpg' is a progressive JPEG of more than 256 scans")
+
+
+def test_a_read_many_of_copies_of_a_refused_image_names_each_copy(root: Path, session: Session) -> None:
+    data = progressive_jpeg_repeating_its_last_scan(64, 300)
+    (root / "one.jpg").write_bytes(data)
+    (root / "two.jpg").write_bytes(data)
+    result = session.call("read_many", {"file_paths": ["one.jpg", "two.jpg"]})
+    messages = [entry["message"] for entry in result.value["files"]]
+    assert messages[0].startswith("'one.jpg' is a progressive JPEG") and "two.jpg" not in messages[0]
+    assert messages[1].startswith("'two.jpg' is a progressive JPEG") and "one.jpg" not in messages[1]
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG"])
+def test_a_54_megapixel_photo_is_shown_scaled_not_refused(root: Path, session: Session, fmt: str) -> None:
+    # found by the acceptance run: 9000x6000 (a current camera's photo) was refused for its pixel count
+    out = io.BytesIO()
+    Image.linear_gradient("L").resize((9000, 6000)).convert("RGB").save(out, format=fmt)
+    (root / "photo.img").write_bytes(out.getvalue())
+    result = session.call("read", {"file_path": "photo.img"})
+    assert shown(result).size == (1568, 1045)
+    assert (result.value["width"], result.value["height"]) == (9000, 6000)
+    assert "9,000×6,000 pixels; shown scaled to 1,568×1,045" in result.text
+
+
+def test_an_image_past_the_memory_budget_is_too_large_saying_what_it_would_take(root: Path, session: Session) -> None:
+    header = _chunk(b"IHDR", struct.pack(">IIBBBBB", 10_000, 10_000, 8, 6, 0, 0, 0))  # RGBA, under Pillow's limit
+    (root / "big.png").write_bytes(b"\x89PNG\r\n\x1a\n" + header + _chunk(b"IDAT", zlib.compress(bytes(1000))))
+    result = session.call("read", {"file_path": "big.png"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text
+    assert result.text.startswith(
+        "'big.png' is a PNG image of 10,000×10,000 pixels, which would take 762 MiB to decode and scale, more "
+        "than the 640 MiB fs-tools gives an image — ask the user for a smaller copy"
+    )
+    assert result.exception is not None and isinstance(result.exception.__cause__, TooLarge)
+    facts = {"subject": "image", "width": 10_000, "height": 10_000, "need": 800_000_000, "limit": 640 << 20}
+    assert result.exception.__cause__.details == facts

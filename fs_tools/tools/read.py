@@ -145,11 +145,11 @@ class ReadSink:
             if self._maybe_notebook is False:
                 self._chunks = []
 
-    def notebook(self) -> Notebook | None:
+    def notebook(self, display: str) -> Notebook | None:
         """The notebook a text file is, once read whole; None when it is not one."""
         if self.kind != "text" or self._maybe_notebook is False or self._kept > NOTEBOOK_MAX_BYTES:
             return None
-        return parse_notebook(b"".join(self._chunks))
+        return parse_notebook(b"".join(self._chunks), display)
 
     def whole_or_refuse(self, display: str) -> bytes:
         """An image's or a PDF's bytes; ``FS_TOO_LARGE`` when the file was larger than ``max_whole``."""
@@ -237,7 +237,11 @@ def read_lines(
     total = sink.finish()
     if sink.problem is not None:
         raise sink.problem
-    notebook = found_sink.notebook()
+    try:
+        notebook = found_sink.notebook(display)
+    except TooLarge:  # too large to parse: nothing of it was shown
+        unrecord()
+        raise
     if notebook is not None:
         try:
             return _read_notebook(notebook, args, display, path, recorded, scan.settled)

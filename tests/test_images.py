@@ -384,7 +384,9 @@ def test_a_cancelled_read_kills_the_decoding(root: Path, session: Session, monke
     assert len(started) == 1 and started[0].returncode == -9  # killed mid-decoding, and reaped
 
 
-def test_the_servers_process_decodes_no_pixel(root: Path, session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_servers_process_decodes_no_image_it_scales(
+    root: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from PIL import ImageFile
 
     def decoded_here(self: object) -> None:
@@ -463,3 +465,28 @@ def test_an_image_past_the_memory_budget_is_too_large_saying_what_it_would_take(
     assert result.exception is not None and isinstance(result.exception.__cause__, TooLarge)
     facts = {"subject": "image", "width": 10_000, "height": 10_000, "need": 800_000_000, "limit": 640 << 20}
     assert result.exception.__cause__.details == facts
+
+
+def test_only_a_small_image_shown_as_it_is_is_decoded_without_a_child(
+    root: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    from fs_tools.provider import child
+
+    started: list[list[str]] = []
+
+    class Recorded(subprocess.Popen[bytes]):
+        def __init__(self, command: list[str], *args: Any, **kwargs: Any) -> None:
+            started.append(command)
+            super().__init__(command, *args, **kwargs)
+
+    monkeypatch.setattr(child.subprocess, "Popen", Recorded)
+    (root / "shot.png").write_bytes(image_bytes((1200, 800), "PNG"))
+    (root / "photo.jpg").write_bytes(image_bytes((1200, 800), "JPEG", progressive=True))
+    for name in ("shot.png", "photo.jpg"):  # a screenshot, a photo of libjpeg's 10 scans: no child to start
+        assert shown(session.call("read", {"file_path": name})).size == (1200, 800)
+    assert started == []
+    (root / "scans.jpg").write_bytes(progressive_jpeg_repeating_its_last_scan(1000, 40))  # 50 scans: the child's
+    assert shown(session.call("read", {"file_path": "scans.jpg"})).size == (1000, 1000)
+    assert len(started) == 1 and started[0][2:3] == ["image"]

@@ -56,9 +56,13 @@ class Child:
         )
         self._deadline = time.monotonic() + bounds.wall_seconds
         self._selector = selectors.DefaultSelector()
-        assert self._process.stdout is not None
-        self._selector.register(self._process.stdout, selectors.EVENT_READ)
-        self._send(len(data).to_bytes(8, "big") + data)
+        try:
+            assert self._process.stdout is not None
+            self._selector.register(self._process.stdout, selectors.EVENT_READ)
+            self._send(len(data).to_bytes(8, "big") + data)
+        except BaseException:  # not yet in a with block: nothing else would kill and reap it
+            self.__exit__(None, None, None)
+            raise
 
     def __enter__(self) -> Child:
         return self

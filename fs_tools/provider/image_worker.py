@@ -58,21 +58,29 @@ def jpeg_scans(data: bytes, limit: int) -> int:
 def serve(data: bytes, say: Callable[[dict[str, object]], None], listen: Callable[[], dict[str, object]]) -> None:
     """Show the image in ``data`` as the parent asks (``listen``), answering with ``say``."""
     asked: dict[str, Any] = listen()
-    say(_shown(data, asked))
+    say(shown(data, asked))
 
 
-def _shown(data: bytes, asked: dict[str, Any]) -> dict[str, object]:
+def shown(data: bytes, asked: dict[str, Any]) -> dict[str, object]:
+    """The answer for the image in ``data``. With ``asked["small"]`` (``{"pixels", "scans"}``), only an
+    image shown as it is, of no more pixels (and a JPEG of no more scans), is decoded: any other answers
+    ``{"elsewhere": true}`` before a pixel is decoded — the parent decodes those in the child."""
     from PIL import Image, UnidentifiedImageError
 
+    small: dict[str, int] | None = asked.get("small")
     announced, max_pixels = str(asked["format"]), int(asked["max_pixels"])
     try:
         if announced == "JPEG":
             scans = jpeg_scans(data, int(asked["max_scans"]))
             if scans > int(asked["max_scans"]):
                 return {"large": "scans", "scans": scans}
+            if small is not None and scans > small["scans"]:
+                return {"elsewhere": True}
         image = Image.open(io.BytesIO(data), formats=[announced])
         width, height = image.size
         as_is = bool(asked["as_is"]) and max(width, height) <= max_pixels
+        if small is not None and not (as_is and width * height <= small["pixels"]):
+            return {"elsewhere": True}
         coefficients = _coefficient_bytes(image)
         if not as_is and announced == "JPEG":  # decode at a reduced scale where the format allows
             image.draft("RGB", _fitted((width, height), max_pixels))

@@ -2,16 +2,16 @@
 their name), and the image a model is shown — the file itself when it fits the budgets, else scaled
 down until it does.
 
-Pillow decodes in the bounded child process PDFs use (``child.py``; ``image_worker.py`` is its reader):
-1 GiB of address space, 20 s of CPU, 40 s of wall time, killed when the call is cancelled — a crafted
+Pillow decodes in the bounded child process PDFs use (``child.py``; ``image_worker.py`` is its reader:
+1 GiB of address space, 20 s of CPU, 40 s of wall time, killed when the call is cancelled): a crafted
 620 KB JPEG kept it decoding for minutes in the server's own process, and a photo needs hundreds of MB
-decoded. Bounded before decoding too: a progressive JPEG of more than ``MAX_JPEG_SCANS`` scans, and an
-image whose decoding and scaling (and a progressive JPEG's coefficients) would take more than
-``MAX_DECODED_BYTES``,
-are ``FS_TOO_LARGE`` without decoding a pixel; so are images past Pillow's own decompression-bomb
-limit. A JPEG is decoded at a reduced scale when it is to be shown smaller (a 54-megapixel photo at a
-quarter), so the pixel count alone refuses nothing. A file that claims a format and cannot be decoded
-is ``FS_NOT_TEXT`` saying so.
+decoded. Only an image small enough to be shown as it is, whose decoding is known to be short
+(``SMALL_PIXELS``, ``SMALL_JPEG_SCANS``), is decoded here, sparing it the child's start. Bounded before
+decoding too: a JPEG of more than ``MAX_JPEG_SCANS`` scans, and an image whose decoding and scaling (and
+a progressive JPEG's coefficients) would take more than ``MAX_DECODED_BYTES``, are ``FS_TOO_LARGE``
+without decoding a pixel; so are images past Pillow's own decompression-bomb limit. A JPEG is decoded
+at a reduced scale when it is to be shown smaller (a 54-megapixel photo at a quarter), so the pixel
+count alone refuses nothing. A file that claims a format and cannot be decoded is ``FS_NOT_TEXT``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import base64
 from dataclasses import dataclass
 
 from fs_tools.errors import NotText, TooLarge
+from fs_tools.provider import image_worker
 from fs_tools.provider.child import Bounds, Child
 from fs_tools.provider.face import CancelToken
 from fs_tools.result import Media
@@ -34,6 +35,11 @@ IMAGE_WALL_SECONDS = 40
 # pixel in 4 bytes), 83 of RGBA (scaled premultiplied: a second copy); the child's 1 GiB holds it
 MAX_DECODED_BYTES = 640 << 20
 MAX_JPEG_SCANS = 256  # libjpeg's default progressive script writes 10; nvImageCodec refuses past 256 too
+# An image shown as it is (within the byte budget: 3.75 MB of file) of at most this many pixels, and a JPEG
+# of at most this many scans, is decoded in this process: a few ms (16 passes over 4 MP at most), where
+# starting the child costs 60-250 ms; everything else is decoded in the child
+SMALL_PIXELS = 2048 * 2048
+SMALL_JPEG_SCANS = 16
 
 # format name (Pillow's) -> (MIME type, how the text names it)
 IMAGE_FORMATS = {
@@ -110,9 +116,13 @@ def show_image(
         "max_scans": MAX_JPEG_SCANS,
         "max_decoded": MAX_DECODED_BYTES,
     }
-    with Child("image", data, bounds, display, cancel) as child:
-        child.tell(asked, last=True)
-        answer = child.answer()
+    answer: dict[str, object] = {"elsewhere": True}
+    if asked["as_is"]:  # small enough to be shown as it is: decoded here when the work is known small
+        answer = image_worker.shown(data, {**asked, "small": {"pixels": SMALL_PIXELS, "scans": SMALL_JPEG_SCANS}})
+    if answer.get("elsewhere"):
+        with Child("image", data, bounds, display, cancel) as child:
+            child.tell(asked, last=True)
+            answer = child.answer()
     shown = answer.get("shown")
     if isinstance(shown, dict):
         if shown["data"] is None:

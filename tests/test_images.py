@@ -323,7 +323,7 @@ def test_a_jpeg_of_thousands_of_repeated_scans_is_refused_before_decoding(root: 
     (root / "scans.jpg").write_bytes(data)
     result = session.call("read", {"file_path": "scans.jpg"})
     assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text
-    assert result.text.startswith("'scans.jpg' is a progressive JPEG of more than 256 scans")
+    assert result.text.startswith("'scans.jpg' is a JPEG of more than 256 scans")
     assert "ask the user for a smaller copy" in result.text
     assert result.exception is not None and isinstance(result.exception.__cause__, TooLarge)
     assert result.exception.__cause__.details == {"subject": "image", "scans": 257, "limit": 256}
@@ -428,7 +428,7 @@ def test_read_many_decodes_each_distinct_image_once(
     ]
     assert result.media[0].data == result.media[1].data == result.media[2].data
     assert files[2]["read"]["path"] == "copy.png"
-    assert files[5]["message"].startswith("'scans.jpg' is a progressive JPEG of more than 256 scans")
+    assert files[5]["message"].startswith("'scans.jpg' is a JPEG of more than 256 scans")
 
 
 def test_a_read_many_of_copies_of_a_refused_image_names_each_copy(root: Path, session: Session) -> None:
@@ -437,8 +437,8 @@ def test_a_read_many_of_copies_of_a_refused_image_names_each_copy(root: Path, se
     (root / "two.jpg").write_bytes(data)
     result = session.call("read_many", {"file_paths": ["one.jpg", "two.jpg"]})
     messages = [entry["message"] for entry in result.value["files"]]
-    assert messages[0].startswith("'one.jpg' is a progressive JPEG") and "two.jpg" not in messages[0]
-    assert messages[1].startswith("'two.jpg' is a progressive JPEG") and "one.jpg" not in messages[1]
+    assert messages[0].startswith("'one.jpg' is a JPEG of more than 256 scans") and "two.jpg" not in messages[0]
+    assert messages[1].startswith("'two.jpg' is a JPEG of more than 256 scans") and "one.jpg" not in messages[1]
 
 
 @pytest.mark.parametrize("fmt", ["JPEG", "PNG"])

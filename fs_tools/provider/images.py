@@ -147,8 +147,8 @@ def _too_large(answer: dict[str, object], display: str, words: str, max_bytes: i
     large = answer.get("large")
     if large == "scans":
         return TooLarge(
-            f"{display!r} is a progressive JPEG of more than {MAX_JPEG_SCANS} scans (encoders write about 10, "
-            "and each is one more pass over the whole image): fs-tools does not decode it",
+            f"{display!r} is a JPEG of more than {MAX_JPEG_SCANS} scans (encoders write at most about 10, and "
+            "each is one more pass over the whole image): fs-tools does not decode it",
             details={"subject": "image", "scans": answer["scans"], "limit": MAX_JPEG_SCANS},
         )
     if large == "memory":
@@ -167,7 +167,6 @@ def _too_large(answer: dict[str, object], display: str, words: str, max_bytes: i
             f"{display!r} cannot be shown within {max_bytes:,} bytes, even at 1 pixel",
             details={"subject": "image", "budget": max_bytes},
         )
-    return TooLarge(
-        f"{display!r} could not be decoded within fs-tools' bounds for an image ({answer})",
-        details={"subject": "image"},
+    return TooLarge(  # an answer this version of the reader never gives: refused rather than guessed at
+        f"{display!r} could not be decoded within fs-tools' bounds for an image", details={"subject": "image"}
     )

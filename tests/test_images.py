@@ -490,3 +490,17 @@ def test_only_a_small_image_shown_as_it_is_is_decoded_without_a_child(
     (root / "scans.jpg").write_bytes(progressive_jpeg_repeating_its_last_scan(1000, 40))  # 50 scans: the child's
     assert shown(session.call("read", {"file_path": "scans.jpg"})).size == (1000, 1000)
     assert len(started) == 1 and started[0][2:3] == ["image"]
+
+
+def test_a_decoding_past_the_childs_memory_is_too_large_naming_the_bound(
+    root: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fs_tools.provider import images
+
+    monkeypatch.setattr(images, "IMAGE_MEMORY_BYTES", 150 << 20)  # the estimate (144 MB) passes; the child cannot
+    (root / "red.png").write_bytes(image_bytes((6000, 6000), "PNG"))
+    result = session.call("read", {"file_path": "red.png"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text
+    assert result.text.startswith("'red.png' needs more than the 150 MiB fs-tools gives an image's reading — ask")
+    assert result.exception is not None and isinstance(result.exception.__cause__, TooLarge)
+    assert result.exception.__cause__.details == {"subject": "image", "limit": 150 << 20}

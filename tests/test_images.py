@@ -336,12 +336,12 @@ def test_scans_are_counted_by_the_jpeg_markers_not_by_bytes_that_look_like_them(
     from fs_tools.provider.image_worker import jpeg_scans
 
     baseline, progressive = image_bytes((64, 48), "JPEG"), image_bytes((64, 48), "JPEG", progressive=True)
-    assert (jpeg_scans(baseline, 256), jpeg_scans(progressive, 256)) == (1, 10)  # libjpeg's own script
+    assert (jpeg_scans(baseline, 256).scans, jpeg_scans(progressive, 256).scans) == (1, 10)  # libjpeg's own
     comment = b"\xff\xda" * 100  # scan markers inside a comment segment are the comment's bytes
     commented = progressive[:2] + b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment + progressive[2:]
-    assert jpeg_scans(commented, 256) == 10
+    assert jpeg_scans(commented, 256) == (10, True)
     hostile = progressive_jpeg_repeating_its_last_scan(64, 10_000)
-    assert jpeg_scans(hostile, 256) == 257  # it stops counting past the limit
+    assert jpeg_scans(hostile, 256).scans == 257  # it stops counting past the limit
 
 
 def test_a_decoding_past_the_cpu_bound_is_stopped_and_too_large(
@@ -504,3 +504,167 @@ def test_a_decoding_past_the_childs_memory_is_too_large_naming_the_bound(
     assert result.text.startswith("'red.png' needs more than the 150 MiB fs-tools gives an image's reading — ask")
     assert result.exception is not None and isinstance(result.exception.__cause__, TooLarge)
     assert result.exception.__cause__.details == {"subject": "image", "limit": 150 << 20}
+
+
+# --- review of issue 31: what the server's process decodes, and how the child's end is told --------------
+
+
+@pytest.fixture
+def decoders(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+    """Where images are opened: ``here`` (the reader's Pillow open in the server's process, by the format
+    it names: the tests' own opens name none) and ``child`` (the readers of the children started)."""
+    import subprocess
+
+    from fs_tools.provider import child
+
+    seen: dict[str, list[str]] = {"here": [], "child": []}
+    opened = Image.open
+
+    def open_here(fp: Any, mode: str = "r", formats: Any = None) -> Any:
+        if formats is not None:
+            seen["here"].append(",".join(formats))
+        return opened(fp, mode, formats)
+
+    class Recorded(subprocess.Popen[bytes]):
+        def __init__(self, command: list[str], *args: Any, **kwargs: Any) -> None:
+            seen["child"].append(command[2])
+            super().__init__(command, *args, **kwargs)
+
+    monkeypatch.setattr(Image, "open", open_here)
+    monkeypatch.setattr(child.subprocess, "Popen", Recorded)
+    return seen
+
+
+def _with_junk_before_its_second_scan(data: bytes) -> bytes:
+    second = _scans(data)[0][1]
+    return data[:second] + b"\x00" + data[second:]  # libjpeg skips it ("extraneous bytes") and decodes on
+
+
+def test_a_jpeg_whose_scans_the_walk_cannot_vouch_for_is_never_decoded_in_the_servers_process(
+    root: Path, session: Session, decoders: dict[str, list[str]]
+) -> None:
+    # found in review: one stray byte before the 2nd scan, or 16,385 empty comments before the frame, ended
+    # the walk at 1 or 0 scans, so a 44 KB JPEG of thousands of scans was decoded here (5 s, uncancellable)
+    progressive = image_bytes((64, 48), "JPEG", progressive=True)  # libjpeg's 10 scans
+    (root / "junk.jpg").write_bytes(_with_junk_before_its_second_scan(progressive))
+    (root / "comments.jpg").write_bytes(progressive[:2] + b"\xff\xfe\x00\x02" * (64 * 256 + 1) + progressive[2:])
+    for name in ("junk.jpg", "comments.jpg"):
+        assert shown(session.call("read", {"file_path": name})).size == (64, 48)
+    assert decoders == {"here": [], "child": ["image", "image"]}
+    # libjpeg's way past the stray byte is followed: the scans after it are counted, and refused before decoding
+    (root / "scans.jpg").write_bytes(
+        _with_junk_before_its_second_scan(progressive_jpeg_repeating_its_last_scan(64, 300))
+    )
+    result = session.call("read", {"file_path": "scans.jpg"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text
+    assert result.text.startswith("'scans.jpg' is a JPEG of more than 256 scans")
+    assert decoders == {"here": [], "child": ["image", "image"]}  # refused by the walk: nothing opened
+
+
+def test_the_scan_walk_says_whether_it_reached_the_images_end() -> None:
+    from fs_tools.provider.image_worker import ScanWalk, jpeg_scans
+
+    progressive = image_bytes((64, 48), "JPEG", progressive=True)
+    starts, end = _scans(progressive)
+    assert jpeg_scans(progressive, 256) == ScanWalk(10, complete=True)
+    assert jpeg_scans(progressive[:end], 256) == ScanWalk(10, complete=True)  # cut in its last scan's data
+    assert jpeg_scans(progressive[: starts[3] + 3], 256) == ScanWalk(3, complete=False)  # cut in a segment
+    assert jpeg_scans(_with_junk_before_its_second_scan(progressive), 256) == ScanWalk(10, complete=False)
+    filled = progressive[: starts[1]] + b"\xff" * 1000 + progressive[starts[1] :]  # fill bytes are allowed
+    assert jpeg_scans(filled, 256) == ScanWalk(10, complete=True)
+    comments = progressive[:2] + b"\xff\xfe\x00\x02" * (64 * 16 + 1) + progressive[2:]
+    assert jpeg_scans(comments, 16) == ScanWalk(0, complete=False)  # past 64 segments a scan allowed
+
+
+def _png_of_empty_chunks(size: int) -> bytes:
+    """A 100x100 PNG whose header is followed by empty ancillary chunks up to ``size`` bytes."""
+    header = _chunk(b"IHDR", struct.pack(">IIBBBBB", 100, 100, 8, 2, 0, 0, 0))
+    pixels = _chunk(b"IDAT", zlib.compress(bytes(301 * 100))) + _chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + header + _chunk(b"abCd", b"") * (size // 12) + pixels
+
+
+def test_a_file_past_half_a_mebibyte_is_never_opened_in_the_servers_process(
+    root: Path, session: Session, decoders: dict[str, list[str]]
+) -> None:
+    # found in review: shown as it is, 3.7 MB of empty PNG chunks, GIF comments or JPEG comments cost 0.8-2.5 s
+    # of Pillow's Python in the server's process before a pixel was decoded
+    small = 512 << 10  # images.SMALL_BYTES
+    gif = image_bytes((100, 100), "GIF", "P")
+    table = 3 * 2 ** ((gif[10] & 7) + 1) if gif[10] & 0x80 else 0
+    jpeg = image_bytes((100, 100), "JPEG")
+    comment = b"\xff\xfe\xff\xff" + bytes(0xFFFD)  # 9 comments of 64 KB: a walk of a few segments
+    files = {
+        "chunks.png": _png_of_empty_chunks(small),
+        "comments.gif": gif[: 13 + table] + b"\x21\xfe\x00" * (small // 3) + gif[13 + table :],
+        "comments.jpg": jpeg[:2] + comment * 9 + jpeg[2:],
+    }
+    for name, data in files.items():
+        assert small < len(data) < 3 * (5 << 20) // 4  # shown as it is
+        (root / name).write_bytes(data)
+        result = session.call("read", {"file_path": name})
+        assert shown(result).size == (100, 100) and result.media[0].data == data
+    assert decoders == {"here": [], "child": ["image"] * 3}
+    noise = image_bytes((400, 400), "PNG", noise=True)
+    assert len(noise) <= small  # at most that many bytes: decoded here
+    (root / "noise.png").write_bytes(noise)
+    assert shown(session.call("read", {"file_path": "noise.png"})).size == (400, 400)
+    assert decoders == {"here": ["PNG"], "child": ["image"] * 3}
+
+
+def _worker_that(root: Path, monkeypatch: pytest.MonkeyPatch, does: str) -> None:
+    """The child's script replaced by one that reads the file and then ``does``."""
+    from fs_tools.provider import child
+
+    script = root.parent / "worker.py"
+    script.write_text(
+        "import os, signal, sys\n"
+        'size = int.from_bytes(sys.stdin.buffer.read(8), "big"); sys.stdin.buffer.read(size)\n' + does + "\n"
+    )
+    monkeypatch.setattr(child, "_WORKER", str(script))
+
+
+def test_a_reader_killed_as_it_writes_its_answer_is_told_by_the_bound_it_hit(
+    root: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # found in review: the half-written line was read as a corrupt file (FS_NOT_TEXT)
+    _worker_that(
+        root,
+        monkeypatch,
+        'sys.stdout.write(\'{"shown": {"width": 10, "data": "AAAA\'); sys.stdout.flush()\n'
+        "os.kill(os.getpid(), signal.SIGXCPU)",
+    )
+    (root / "wide.png").write_bytes(image_bytes((3000, 100), "PNG"))
+    result = session.call("read", {"file_path": "wide.png"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text
+    assert result.text.startswith("'wide.png' takes more than 20 s of CPU to read (a very complex or crafted image)")
+
+
+def test_a_reader_that_fails_is_a_fault_in_fs_tools_not_a_file_too_large(
+    root: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # found in review: a crash of the reader (status 1) told the model to ask the user for a smaller copy
+    _worker_that(root, monkeypatch, "raise RuntimeError('a bug in the reader at ' + os.getcwd())")
+    (root / "wide.png").write_bytes(image_bytes((3000, 100), "PNG"))
+    result = session.call("read", {"file_path": "wide.png"})
+    assert result.error is not None and result.error.code == "FS_IO_ERROR", result.text
+    assert result.text == (
+        "'wide.png' could not be read: fs-tools' image reader failed (status 1) — a fault in fs-tools, not in the "
+        "call: retry once, then report it to the host"
+    )
+    assert os.getcwd() not in result.text and "smaller copy" not in result.text
+
+
+def test_libjpeg_out_of_the_childs_memory_is_too_large_not_a_broken_file(
+    root: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # found in review: Pillow says "broken data stream" when libjpeg cannot allocate, and the read was
+    # FS_NOT_TEXT "truncated or corrupt"; the estimate (23 MB of pixels, 144 MB of coefficients) passes
+    from fs_tools.provider import images
+
+    monkeypatch.setattr(images, "IMAGE_MEMORY_BYTES", 100 << 20)
+    out = io.BytesIO()
+    Image.linear_gradient("L").resize((6000, 4000)).convert("RGB").save(out, format="JPEG", progressive=True)
+    (root / "photo.jpg").write_bytes(out.getvalue())
+    result = session.call("read", {"file_path": "photo.jpg"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text
+    assert result.text.startswith("'photo.jpg' needs more than the 100 MiB fs-tools gives an image's reading — ask")

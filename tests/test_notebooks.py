@@ -609,7 +609,7 @@ def test_a_notebook_of_millions_of_empty_objects_is_too_large_before_it_is_parse
     assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text[:300]
     assert result.text.startswith(
         "'junk.ipynb' is a notebook whose JSON holds about 10,666,700 values (in its cells, outputs and metadata), "
-        "which would take about 666 MiB to parse, more than the 256 MiB fs-tools parses a notebook in — "
+        "which would take about 386 MiB to parse, more than the 256 MiB fs-tools parses a notebook in — "
     ), result.text
     assert "ask the user to clear its outputs" in result.text
     assert result.exception is not None and isinstance(result.exception.__cause__, TooLarge)
@@ -661,4 +661,45 @@ def test_the_count_of_values_skips_strings_and_is_linear_on_any_bytes(monkeypatc
     many = b"[" + b",".join([b'"ab"'] * 1_000_000) + b"]"
     monkeypatch.setattr(notebooks, "_STRING", None)  # refused by the count of strings, never taking them out
     values, need = notebooks.parsed_size(many)
-    assert values == 1_000_001 and need == 64 * values + len(many) > 1 << 20
+    assert values == 1_000_001 and need >= len(many) + notebooks.SLOT_BYTES * 1_000_000 > 1 << 20
+
+
+def _outputs_of(values: str, count: int) -> bytes:
+    """A notebook of one cell whose output is a JSON list of ``count`` copies of ``values``."""
+    data = {"application/json": ["<>"]}
+    output = {"data": data, "metadata": {}, "output_type": "execute_result", "execution_count": 1}
+    text = jupyter_bytes(notebook([cell("code", "x", "a", outputs=[output], execution_count=1)]))
+    return text.replace(b'"<>"', ",".join([values] * count).encode(), 1)
+
+
+def test_a_notebook_of_millions_of_small_numbers_reads(root: Path, session: Session) -> None:
+    # found in review: 5 million small integers (9.5 MB) were taken for 5 million 64-byte values (314 MiB,
+    # refused) where json.loads takes 51 MiB; they read before the estimate
+    data = _outputs_of("1", 5_000_000)
+    (root / "numbers.ipynb").write_bytes(data)
+    result = session.call("read", {"file_path": "numbers.ipynb"})
+    assert not result.is_error, result.text[:300]
+    assert result.value["kind"] == "notebook" and result.value["cell_count"] == 1
+
+
+_SHAPES = ["7", "-3", "300", "0.123456789", "1e300", "true", "{}", "[]", "[1, 2, 3]", "[{}, []]"]
+_STRINGS = ['"ab"', '"a line of text\\n"', '"\u00e9t\u00e9"', '"\\ud83d\\ude00 and some text"', '"😀 and some text"']
+
+
+@pytest.mark.parametrize("values", [*_SHAPES, *_STRINGS, '{"x": 1.5, "y": 2, "name": "point"}'])
+def test_the_parse_estimate_is_within_twice_what_json_loads_takes(values: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracemalloc
+
+    from fs_tools.provider import notebooks
+
+    data = _outputs_of(values, 100_000)
+    # past the rough count, short of what the text and a slot for each string take: counted one by one
+    monkeypatch.setattr(notebooks, "NOTEBOOK_PARSE_BYTES", 4 * len(data) + 16 * 100_000)
+    tracemalloc.start()
+    try:
+        json.loads(data)
+        took = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    need = notebooks.parsed_size(data)[1]
+    assert took <= need <= 2 * took, (took, need)

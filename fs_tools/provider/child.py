@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from types import TracebackType
 
-from fs_tools.errors import Aborted, TooLarge
+from fs_tools.errors import Aborted, IoError, TooLarge
 from fs_tools.provider.face import CancelToken
 
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
@@ -95,8 +95,9 @@ class Child:
             pass  # it ended already (a memory limit at start): its answer, or its end, says why
 
     def answer(self) -> dict[str, object]:
-        """The reader's next message. A cancellation, the wall bound, a reader that died (its CPU bound)
-        or one that ran out of memory (``{"limit": "memory"}``, with ``where`` it was) are errors."""
+        """The reader's next message. A cancellation, the wall bound, a reader killed (its CPU bound) or
+        one that ran out of memory (``{"limit": "memory"}``, with ``where`` it was) are errors; so is
+        one that exited without an answer (a fault in it: ``FS_IO_ERROR``)."""
         process, bounds = self._process, self._bounds
         assert process.stdout is not None
         while True:
@@ -108,14 +109,20 @@ class Child:
             if not self._selector.select(min(left, 0.1)):
                 continue
             line = process.stdout.readline()
-            if line:
+            if line.endswith(b"\n"):
                 return self._understood(line)
+            # its end: no line, or part of one (killed as it wrote): its status says why
             code = process.wait()
             if code in (-9, -24):  # SIGKILL or SIGXCPU: the CPU limit
                 raise self._too_slow(f"{bounds.cpu_seconds} s of CPU")
+            if code >= 0:  # it exited on its own without an answer: a fault in the reader, not a bound
+                raise IoError(
+                    f"{self._display!r} could not be read: fs-tools' {bounds.kind} reader failed (status {code})",
+                    details={"subject": bounds.subject, "reason": "reader"},
+                )
             raise TooLarge(
                 f"{self._display!r} could not be read within fs-tools' bounds for {bounds.article} {bounds.kind} "
-                f"(the reader stopped, status {code})",
+                f"(the reader stopped, signal {-code})",
                 details={"subject": bounds.subject},
             )
 

@@ -5,8 +5,9 @@ a large photo needs hundreds of MB decoded, neither of which Pillow bounds.
 
 Protocol, after the image's bytes: the parent sends ``{"format", "max_pixels", "max_raw", "as_is",
 "max_scans", "max_decoded"}``; the reader answers one line: ``{"shown": {...}}`` (``data`` is the
-base64 of the shown image, or null for the file's own bytes), ``{"broken": reason}``, or ``{"large":
-what, ...facts}`` for a bound it refused to pass.
+base64 of the shown image, or null for the file's own bytes), ``{"broken": reason}``, ``{"large":
+what, ...facts}`` for a bound it refused to pass, or ``{"limit": "memory"}`` when a decoder failed with
+what the image needs past the address space left.
 """
 
 from __future__ import annotations
@@ -16,43 +17,60 @@ import io
 import re
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 _PIL_ERRORS = (OSError, ValueError, SyntaxError, EOFError, struct.error, IndexError, KeyError, TypeError)
 
 # What ends a scan's entropy-coded data: a marker, i.e. 0xFF followed by neither a stuffed zero nor a
 # restart marker (RST0-7 sit inside a scan's data)
 _SCAN_END = re.compile(rb"\xff[^\x00\xd0-\xd7]")
+# The next marker as libjpeg finds one between segments: it skips any other byte, then fill bytes (0xFF)
+_MARKER = re.compile(rb"\xff+[^\x00\xff]")
+_NO_LENGTH = frozenset((0x01, 0xD8, *range(0xD0, 0xD8)))  # TEM, SOI, RST0-7: markers without a segment
 
 
-def jpeg_scans(data: bytes, limit: int) -> int:
-    """How many scans (SOS segments) the JPEG in ``data`` has before its end, counting no further than
-    ``limit + 1``. Each segment is skipped by its length (an EXIF thumbnail's scans are inside one and
-    not counted) and each scan's data by a search in C; the walk stops after ``64 * limit`` segments
-    (a real JPEG has a few dozen), leaving the rest to the decoder and the child's CPU bound."""
+class ScanWalk(NamedTuple):
+    """What walking a JPEG's segments found: its scans, counted no further than the limit, and whether the
+    walk reached the image's end (its EOI, or the end of the data inside a scan) over nothing but
+    well-formed segments — only then is the count the number of passes the decoder makes."""
+
+    scans: int
+    complete: bool
+
+
+def jpeg_scans(data: bytes, limit: int) -> ScanWalk:
+    """The scans (SOS segments) of the JPEG in ``data``, counting no further than ``limit + 1``. Each
+    segment is skipped by its length (an EXIF thumbnail's scans are inside one and not counted) and each
+    scan's data by a search in C. Bytes between segments that are not a marker are skipped as libjpeg
+    skips them (its "extraneous bytes"), and counting goes on, but the walk is no longer complete; nor is
+    it past ``64 * limit`` segments (a real JPEG has a few dozen), a cut segment, or the limit."""
     scans = segments = 0
-    at = 2  # after SOI
-    while at + 4 <= len(data) and scans <= limit and segments <= 64 * limit:
-        if data[at] != 0xFF:
-            break  # not a marker: the decoder says what is broken
+    at, clean = 2, True  # after SOI
+    while scans <= limit and segments <= 64 * limit:
+        found = _MARKER.search(data, at)
+        if found is None:
+            return ScanWalk(scans, False)  # cut between segments
+        clean = clean and found.start() == at
+        at = found.end() - 2
         marker = data[at + 1]
-        if marker == 0xFF:  # a fill byte before a marker
-            at += 1
-            continue
         if marker == 0xD9:  # EOI
-            break
+            return ScanWalk(scans, clean)
         segments += 1
-        if marker == 0x01 or 0xD0 <= marker <= 0xD7:  # markers without a length
+        if marker in _NO_LENGTH:
             at += 2
             continue
+        if at + 4 > len(data):
+            return ScanWalk(scans, False)  # cut in a segment's length
         at += 2 + int.from_bytes(data[at + 2 : at + 4], "big")
+        if at > len(data):
+            return ScanWalk(scans, False)  # a segment cut short
         if marker == 0xDA:
             scans += 1
             end = _SCAN_END.search(data, at)
             if end is None:
-                break
+                return ScanWalk(scans, clean)  # the data ends inside this scan's: no scan can follow
             at = end.start()
-    return scans
+    return ScanWalk(scans, False)
 
 
 def serve(data: bytes, say: Callable[[dict[str, object]], None], listen: Callable[[], dict[str, object]]) -> None:
@@ -69,13 +87,14 @@ def shown(data: bytes, asked: dict[str, Any]) -> dict[str, object]:
 
     small: dict[str, int] | None = asked.get("small")
     announced, max_pixels = str(asked["format"]), int(asked["max_pixels"])
+    need = 0
     try:
         if announced == "JPEG":
-            scans = jpeg_scans(data, int(asked["max_scans"]))
-            if scans > int(asked["max_scans"]):
-                return {"large": "scans", "scans": scans}
-            if small is not None and scans > small["scans"]:
-                return {"elsewhere": True}
+            walk = jpeg_scans(data, int(asked["max_scans"]))
+            if walk.scans > int(asked["max_scans"]):
+                return {"large": "scans", "scans": walk.scans}
+            if small is not None and not (walk.complete and walk.scans <= small["scans"]):
+                return {"elsewhere": True}  # more passes than a small image's, or passes the walk cannot vouch for
         image = Image.open(io.BytesIO(data), formats=[announced])
         width, height = image.size
         as_is = bool(asked["as_is"]) and max(width, height) <= max_pixels
@@ -100,12 +119,30 @@ def shown(data: bytes, asked: dict[str, Any]) -> dict[str, object]:
     except MemoryError:
         raise
     except (UnidentifiedImageError, *_PIL_ERRORS) as exc:
+        if need and _past_the_address_space(need):
+            return {"limit": "memory"}  # libjpeg out of memory is Pillow's "broken data stream"
         # Pillow says SyntaxError for some broken headers, struct.error or IndexError for a cut GIF; its
         # "cannot identify" names an object's address, which a message must not carry
         reason = " ".join(str(exc).split())[:160] or type(exc).__name__
         if isinstance(exc, UnidentifiedImageError):
             reason = "no image data follows its header"
         return {"broken": reason}
+
+
+def _past_the_address_space(need: int) -> bool:
+    """Whether decoding what takes ``need`` bytes cannot fit in this process's address space limit (the
+    child's; none in the server's): a decoder that fails then ran out of memory, whatever it says."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return False
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            used = int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return False
+    return used + need > limit
 
 
 def _fitted(size: tuple[int, int], side: int) -> tuple[int, int]:
@@ -125,12 +162,17 @@ def _decoded_bytes(image: Any) -> int:
     before it is scaled, and an image with transparency is scaled premultiplied (a full-size copy)."""
     mode = image.mode
     size = 1 if mode in ("1", "L", "P") else 2 if mode.startswith("I;16") else 4
-    alpha = mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in image.info)
+    alpha = _has_alpha(image)
     if mode == "P":
         size += 4
     if mode.startswith("I;16"):
         size += 4  # stretched to 8 bits through floats
     return int(image.width * image.height * (size + 4 if alpha else size))
+
+
+def _has_alpha(image: Any) -> bool:
+    """Whether ``image`` has transparency: an alpha band, or a palette with a transparent colour."""
+    return image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
 
 
 def _coefficient_bytes(image: Any) -> int:
@@ -157,7 +199,7 @@ def _scaled(
     blurs) and fits, else JPEG (transparency flattened onto white)."""
     from PIL import Image, ImageOps
 
-    alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
+    alpha = _has_alpha(image)
     if image.mode in ("P", "1"):  # a palette is resized pixel by pixel: give it its colours first
         image = image.convert("RGBA" if alpha else "RGB")
     image.thumbnail((max_pixels, max_pixels), Image.Resampling.LANCZOS)  # in place: one small copy from here

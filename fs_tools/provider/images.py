@@ -6,7 +6,7 @@ Pillow decodes in the bounded child process PDFs use (``child.py``; ``image_work
 1 GiB of address space, 20 s of CPU, 40 s of wall time, killed when the call is cancelled): a crafted
 620 KB JPEG kept it decoding for minutes in the server's own process, and a photo needs hundreds of MB
 decoded. Only an image small enough to be shown as it is, whose decoding is known to be short
-(``SMALL_PIXELS``, ``SMALL_JPEG_SCANS``), is decoded here, sparing it the child's start. Bounded before
+(``SMALL_BYTES``, ``SMALL_PIXELS``, ``SMALL_JPEG_SCANS``), is decoded here, sparing it the child's start. Bounded before
 decoding too: a JPEG of more than ``MAX_JPEG_SCANS`` scans, and an image whose decoding and scaling (and
 a progressive JPEG's coefficients) would take more than ``MAX_DECODED_BYTES``, are ``FS_TOO_LARGE``
 without decoding a pixel; so are images past Pillow's own decompression-bomb limit. A JPEG is decoded
@@ -35,9 +35,12 @@ IMAGE_WALL_SECONDS = 40
 # pixel in 4 bytes), 83 of RGBA (scaled premultiplied: a second copy); the child's 1 GiB holds it
 MAX_DECODED_BYTES = 640 << 20
 MAX_JPEG_SCANS = 256  # libjpeg's default progressive script writes 10; nvImageCodec refuses past 256 too
-# An image shown as it is (within the byte budget: 3.75 MB of file) of at most this many pixels, and a JPEG
-# of at most this many scans, is decoded in this process: a few ms (16 passes over 4 MP at most), where
-# starting the child costs 60-250 ms; everything else is decoded in the child
+# An image shown as it is, of at most this many bytes and pixels, and a JPEG of at most this many scans
+# (its walk complete), is decoded in this process: starting the child costs 60-250 ms. The bytes bound
+# the work Pillow does in Python, a chunk, a segment or an extension at a time (a PNG of 3.7 MB of empty
+# chunks took 2.3 s; of 512 KiB, 0.3 s); the pixels and scans bound the decoding (16 passes over 4 MP at
+# most). Screenshots are 90-270 KB (1300x900 to 3024x1608 PNGs); everything else goes to the child
+SMALL_BYTES = 512 << 10
 SMALL_PIXELS = 2048 * 2048
 SMALL_JPEG_SCANS = 16
 
@@ -117,7 +120,7 @@ def show_image(
         "max_decoded": MAX_DECODED_BYTES,
     }
     answer: dict[str, object] = {"elsewhere": True}
-    if asked["as_is"]:  # small enough to be shown as it is: decoded here when the work is known small
+    if asked["as_is"] and len(data) <= SMALL_BYTES:  # shown as it is: decoded here when the work is known small
         answer = image_worker.shown(data, {**asked, "small": {"pixels": SMALL_PIXELS, "scans": SMALL_JPEG_SCANS}})
     if answer.get("elsewhere"):
         with Child("image", data, bounds, display, cancel) as child:

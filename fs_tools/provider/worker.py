@@ -36,9 +36,9 @@ def main() -> None:
     memory, cpu = (int(value) for value in sys.argv[2:4])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    size = int.from_bytes(sys.stdin.buffer.read(8), "big")
-    data = sys.stdin.buffer.read(size)
     try:
+        size = int.from_bytes(sys.stdin.buffer.read(8), "big")
+        data = sys.stdin.buffer.read(size)
         importlib.import_module(reader).serve(data, say, listen)
     except MemoryError:
         say({"limit": "memory"})

@@ -161,9 +161,16 @@ PAGES_PATTERN = r"^\s*[0-9]{1,9}(\s*-\s*[0-9]{1,9})?(\s*,\s*[0-9]{1,9}(\s*-\s*[0
 
 
 def _check_pages(value: str) -> str:
+    shown = repr(value) if len(value) <= 40 else repr(value[:40]) + "…"
     if re.fullmatch(PAGES_PATTERN, value) is None:
-        shown = repr(value) if len(value) <= 40 else repr(value[:40]) + "…"
         raise PydanticCustomError("fs_pages", f'expected pages such as "3", "1-5" or "1,4,7-9" (from 1), got {shown}')
+    # Page 0 is checked here, whatever the file turns out to be, so the message can quote the value
+    # received (the schema's pattern lets 0 through: a pattern for "1 or more" with leading zeros is
+    # unreadable in a published schema)
+    if any(int(number) == 0 for number in re.findall(r"[0-9]+", value)):
+        raise PydanticCustomError(
+            "fs_pages", f'pages are counted from 1, and {shown} names page 0; the first page is "1"'
+        )
     return value
 
 

@@ -247,6 +247,8 @@ def _io(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str])
         return f"{exc.message} — nothing to move; give a {term('destination')} that is another path"
     if details.get("reason") == "into_itself":
         return f"{exc.message} — choose a destination outside it"
+    if details.get("reason") == "reader":
+        return f"{exc.message} — a fault in fs-tools, not in the call: retry once, then report it to the host"
     return exc.message
 
 

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fs_tools import Session, Workspace
+from fs_tools.errors import TooLarge
 
 
 def cell(kind: str, source: Any, cell_id: str | None = None, **more: Any) -> dict[str, Any]:
@@ -592,3 +593,113 @@ def test_any_edit_of_any_notebook_makes_exactly_that_change_in_its_layout(
     escaping = layout["ensure_ascii"] and not json.dumps(document, ensure_ascii=False).isascii()
     assert path.read_bytes() == _dumped(_expected(document, arguments, result), {**layout, "ensure_ascii": escaping})
     reread(path)
+
+
+# --- issue 31: what parsing a notebook may take is bounded before it is parsed --------------------------------
+
+
+def test_a_notebook_of_millions_of_empty_objects_is_too_large_before_it_is_parsed(root: Path, session: Session) -> None:
+    # found in review: 16 MB of "{}" in the metadata took ~780 MB and 10-19 s to read
+    document = notebook([cell("code", "x = 1", "one")])
+    text = json.dumps(document, indent=1).replace(
+        '"metadata": {', '"metadata": {"junk": [' + ",".join(["{}"] * 5_333_333) + "],", 1
+    )
+    (root / "junk.ipynb").write_text(text)
+    result = session.call("read", {"file_path": "junk.ipynb"})
+    assert result.error is not None and result.error.code == "FS_TOO_LARGE", result.text[:300]
+    assert result.text.startswith(
+        "'junk.ipynb' is a notebook whose JSON holds about 10,666,700 values (in its cells, outputs and metadata), "
+        "which would take about 386 MiB to parse, more than the 256 MiB fs-tools parses a notebook in — "
+    ), result.text
+    assert "ask the user to clear its outputs" in result.text
+    assert result.exception is not None and isinstance(result.exception.__cause__, TooLarge)
+    details = result.exception.__cause__.details
+    assert details["subject"] == "notebook" and details["limit"] == 256 << 20 and details["need"] > 256 << 20
+    refused = session.call("write", {"file_path": "junk.ipynb", "content": "{}"})  # nothing was shown
+    assert refused.error is not None and refused.error.code == "FS_NOT_OBSERVED"
+    changed = session.call("notebook_edit", {"notebook_path": "junk.ipynb", "cell": 0, "new_source": "x = 2"})
+    assert changed.error is not None and changed.error.code in ("FS_TOO_LARGE", "FS_NOT_OBSERVED"), changed.text
+    assert (root / "junk.ipynb").read_text() == text
+
+
+def _figure_output(points: int) -> dict[str, Any]:
+    """An output shaped as plotly's notebook renderer writes one: the figure as JSON (traces of number
+    arrays, a layout template of a few hundred small objects) and as HTML with its script."""
+    template = {f"axis{n}": {"gridcolor": "white", "ticks": "", "title": {"standoff": 15}} for n in range(100)}
+    figure = {
+        "data": [{"type": "scatter", "x": [n / 7 for n in range(points)], "y": [n % 13 for n in range(points)]}],
+        "layout": {"template": {"layout": template}, "margin": {"t": 30}},
+    }
+    script = "Plotly.newPlot('fig', [{x: [1, 2, 3], y: [4, 5, 6]}], {a: {b: [1, 2]}}, {c: 1});" * 20_000
+    data = {"application/vnd.plotly.v1+json": figure, "text/html": [f"<div><script>{script}</script></div>"]}
+    return {"data": data, "metadata": {}, "output_type": "display_data"}
+
+
+def test_a_real_notebook_whose_strings_hold_millions_of_commas_still_reads(
+    root: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fs_tools.provider import notebooks
+
+    cells = [cell("code", f"fig{n}.show()", f"f{n}", outputs=[_figure_output(20_000)]) for n in range(8)]
+    data = jupyter_bytes(notebook(cells))  # ~27 MB; ~3.8 million commas, braces and colons, most in strings
+    monkeypatch.setattr(notebooks, "NOTEBOOK_PARSE_BYTES", 64 << 20)  # the first, rough count passes it
+    assert 64 * sum(data.count(mark) for mark in (b"{", b"[", b",", b":")) > 64 << 20
+    (root / "plots.ipynb").write_bytes(data)
+    result = session.call("read", {"file_path": "plots.ipynb"})
+    assert not result.is_error, result.text[:300]
+    assert result.value["kind"] == "notebook" and result.value["cell_count"] == 8
+
+
+def test_the_count_of_values_skips_strings_and_is_linear_on_any_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fs_tools.provider import notebooks
+
+    monkeypatch.setattr(notebooks, "NOTEBOOK_PARSE_BYTES", 1 << 20)  # every count below is past the rough one
+    text = json.dumps({"cells": [], "a": ["x, y: {z}" * 50_000, {"b": '[1, 2]\\" , :'}]})
+    assert notebooks.parsed_size(text.encode())[0] == 10  # { : [ , : [ , { : outside the strings, and one
+    # a string left open, of escaped quotes: a search that started again inside it would be quadratic
+    assert notebooks.parsed_size(b'{"cells": "' + b'\\"' * 2_000_000)[0] == 3
+    many = b"[" + b",".join([b'"ab"'] * 1_000_000) + b"]"
+    monkeypatch.setattr(notebooks, "_STRING", None)  # refused by the count of strings, never taking them out
+    values, need = notebooks.parsed_size(many)
+    assert values == 1_000_001 and need >= len(many) + notebooks.SLOT_BYTES * 1_000_000 > 1 << 20
+
+
+def _outputs_of(values: str, count: int) -> bytes:
+    """A notebook of one cell whose output is a JSON list of ``count`` copies of ``values``."""
+    data = {"application/json": ["<>"]}
+    output = {"data": data, "metadata": {}, "output_type": "execute_result", "execution_count": 1}
+    text = jupyter_bytes(notebook([cell("code", "x", "a", outputs=[output], execution_count=1)]))
+    return text.replace(b'"<>"', ",".join([values] * count).encode(), 1)
+
+
+def test_a_notebook_of_millions_of_small_numbers_reads(root: Path, session: Session) -> None:
+    # found in review: 5 million small integers (9.5 MB) were taken for 5 million 64-byte values (314 MiB,
+    # refused) where json.loads takes 51 MiB; they read before the estimate
+    data = _outputs_of("1", 5_000_000)
+    (root / "numbers.ipynb").write_bytes(data)
+    result = session.call("read", {"file_path": "numbers.ipynb"})
+    assert not result.is_error, result.text[:300]
+    assert result.value["kind"] == "notebook" and result.value["cell_count"] == 1
+
+
+_SHAPES = ["7", "-3", "300", "0.123456789", "1e300", "true", "{}", "[]", "[1, 2, 3]", "[{}, []]"]
+_STRINGS = ['"ab"', '"a line of text\\n"', '"\u00e9t\u00e9"', '"\\ud83d\\ude00 and some text"', '"😀 and some text"']
+
+
+@pytest.mark.parametrize("values", [*_SHAPES, *_STRINGS, '{"x": 1.5, "y": 2, "name": "point"}'])
+def test_the_parse_estimate_is_within_twice_what_json_loads_takes(values: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracemalloc
+
+    from fs_tools.provider import notebooks
+
+    data = _outputs_of(values, 100_000)
+    # past the rough count, short of what the text and a slot for each string take: counted one by one
+    monkeypatch.setattr(notebooks, "NOTEBOOK_PARSE_BYTES", 4 * len(data) + 16 * 100_000)
+    tracemalloc.start()
+    try:
+        json.loads(data)
+        took = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    need = notebooks.parsed_size(data)[1]
+    assert took <= need <= 2 * took, (took, need)

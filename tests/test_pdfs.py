@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from fs_tools import Session, Workspace
 from tests.pdf_files import make_pdf, pdf_with_content
@@ -44,7 +45,7 @@ def test_a_long_pdf_shows_the_page_budget_and_how_to_read_on(root: Path) -> None
     [
         ("30", "/pages: page 30 is past the end: 'book.pdf' has 5 pages"),
         ("2-40", "/pages: page 40 is past the end"),
-        ("0", "/pages: pages are counted from 1"),
+        ("0", "/pages: pages are counted from 1, and '0' names page 0; the first page is \"1\""),
         ("4-2", "/pages: '4-2' ends before it starts; write it as 2-4"),
         ("one", '/pages: expected pages such as "3", "1-5" or "1,4,7-9" (from 1), got \'one\''),
         ("1-", "/pages: expected pages such as"),
@@ -198,3 +199,21 @@ def test_a_page_longer_than_the_output_cap_is_cut_and_says_so(root: Path, sessio
     assert "[… the rest of this page is cut: it is longer than the output cap]" in result.text
     assert len(result.text.encode()) <= 52 * 1024 and result.value["pages_shown"] == [1]
     assert 'continue with pages="2"' in result.text
+
+
+@pytest.mark.parametrize("pages", ["0", "1-0", "0-2", "2, 00", "1,4,0-9"])
+@pytest.mark.parametrize("name", ["book.pdf", "notes.txt", "missing.pdf"])
+def test_page_zero_is_refused_quoting_the_value_received_whatever_the_file(
+    root: Path, session: Session, pages: str, name: str
+) -> None:
+    # found by the acceptance run: "0" was refused without saying what was received; "1-0" was told to
+    # write "0-1"; and a text file or a missing one was refused for another reason first
+    (root / "book.pdf").write_bytes(make_pdf(pages_of(5)))
+    (root / "notes.txt").write_text("text\n")
+    result = session.call("read", {"file_path": name, "pages": pages})
+    assert result.error is not None and result.error.code == "INVALID_ARGS", result.text
+    assert result.text.startswith(f"invalid arguments: /pages: pages are counted from 1, and {pages!r} names page 0")
+    assert 'the first page is "1"' in result.text and "write it as" not in result.text
+    assert isinstance(result.exception, Exception) and isinstance(result.exception.__cause__, ValidationError)
+    refused = session.call("write", {"file_path": "book.pdf", "content": "x\n"})  # nothing was shown: not recorded
+    assert refused.error is not None and refused.error.code == "FS_NOT_OBSERVED"

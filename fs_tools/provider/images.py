@@ -1,26 +1,48 @@
 """Images as content facts for ``read`` (SPEC §18): which files are images (by their first bytes, never
 their name), and the image a model is shown — the file itself when it fits the budgets, else scaled
-down (Pillow) until it does. Pure: bytes in, bytes out; Pillow is imported when an image is shown.
+down until it does.
 
-Decoding is bounded before it starts: an image whose header declares more than ``MAX_DECODE_PIXELS``
-is ``FS_TOO_LARGE`` without decoding a pixel (a decompression bomb: a few KB that would decode to
-gigabytes), and a file that claims a format and cannot be decoded is ``FS_NOT_TEXT`` saying so.
+Pillow decodes in the bounded child process PDFs use (``child.py``; ``image_worker.py`` is its reader:
+1 GiB of address space, 20 s of CPU, 40 s of wall time, killed when the call is cancelled): a crafted
+620 KB JPEG kept it decoding for minutes in the server's own process, and a photo needs hundreds of MB
+decoded. Only an image small enough to be shown as it is, whose decoding is known to be short
+(``SMALL_BYTES``, ``SMALL_PIXELS``, ``SMALL_JPEG_SCANS``), is decoded here, sparing it the child's start. Bounded before
+decoding too: a JPEG of more than ``MAX_JPEG_SCANS`` scans, and an image whose decoding and scaling (and
+a progressive JPEG's coefficients) would take more than ``MAX_DECODED_BYTES``, are ``FS_TOO_LARGE``
+without decoding a pixel; so are images past Pillow's own decompression-bomb limit. A JPEG is decoded
+at a reduced scale when it is to be shown smaller (a 54-megapixel photo at a quarter), so the pixel
+count alone refuses nothing. A file that claims a format and cannot be decoded is ``FS_NOT_TEXT``.
 """
 
 from __future__ import annotations
 
-import io
-import struct
+import base64
 from dataclasses import dataclass
-from typing import Any
 
 from fs_tools.errors import NotText, TooLarge
+from fs_tools.provider import image_worker
+from fs_tools.provider.child import Bounds, Child
+from fs_tools.provider.face import CancelToken
 from fs_tools.result import Media
 
 DEFAULT_IMAGE_PIXELS = 1568  # the long side, in pixels
 DEFAULT_IMAGE_BYTES = 5 << 20
 MAX_SOURCE_BYTES = 64 << 20  # the largest image file read whole to be shown
-MAX_DECODE_PIXELS = 50_000_000  # a 7,000 x 7,000 RGBA PNG peaks at ~680 MB RSS while scaled; JPEGs far less
+IMAGE_MEMORY_BYTES = 1 << 30  # the child's address space
+IMAGE_CPU_SECONDS = 20
+IMAGE_WALL_SECONDS = 40
+# what decoding and scaling may take (``image_worker._decoded_bytes``): 167 megapixels of RGB (Pillow keeps a
+# pixel in 4 bytes), 83 of RGBA (scaled premultiplied: a second copy); the child's 1 GiB holds it
+MAX_DECODED_BYTES = 640 << 20
+MAX_JPEG_SCANS = 256  # libjpeg's default progressive script writes 10; nvImageCodec refuses past 256 too
+# An image shown as it is, of at most this many bytes and pixels, and a JPEG of at most this many scans
+# (its walk complete), is decoded in this process: starting the child costs 60-250 ms. The bytes bound
+# the work Pillow does in Python, a chunk, a segment or an extension at a time (a PNG of 3.7 MB of empty
+# chunks took 2.3 s; of 512 KiB, 0.3 s); the pixels and scans bound the decoding (16 passes over 4 MP at
+# most). Screenshots are 90-270 KB (1300x900 to 3024x1608 PNGs); everything else goes to the child
+SMALL_BYTES = 512 << 10
+SMALL_PIXELS = 2048 * 2048
+SMALL_JPEG_SCANS = 16
 
 # format name (Pillow's) -> (MIME type, how the text names it)
 IMAGE_FORMATS = {
@@ -73,132 +95,81 @@ def encoded_size(size: int) -> int:
     return 4 * ((size + 2) // 3)
 
 
-_PIL_ERRORS = (OSError, ValueError, SyntaxError, EOFError, struct.error, IndexError, KeyError, TypeError)
-
-
-def show_image(data: bytes, display: str, announced: str, *, max_pixels: int, max_bytes: int) -> ShownImage:
-    """The image in ``data`` (a file whose first bytes announced ``announced``) within ``max_pixels`` on
-    its long side and ``max_bytes`` as base64: the file's own bytes when they fit, else its first frame
-    scaled down and re-encoded until it does."""
-    from PIL import Image, UnidentifiedImageError
-
-    words = f"a {IMAGE_FORMATS[announced][1]} image"
-    try:
-        image = Image.open(io.BytesIO(data), formats=[announced])
-        width, height = image.size
-        if width * height > MAX_DECODE_PIXELS:
-            raise TooLarge(
-                f"{display!r} is {words} of {width:,}×{height:,} pixels, more than the {MAX_DECODE_PIXELS:,} "
-                "pixels fs-tools decodes",
-                details={"subject": "image", "width": width, "height": height},
-            )
-        turned = _orientation(image) in (5, 6, 7, 8)  # shown rotated a quarter turn
-        upright = (height, width) if turned else (width, height)
-        animated = bool(getattr(image, "is_animated", False))  # looks for a second frame only, never counts
-        if max(width, height) <= max_pixels and encoded_size(len(data)) <= max_bytes:
-            image.load()  # the first frame, whole: a truncated or corrupt file fails here
-            media = Media(IMAGE_FORMATS[announced][0], data)
-            return ShownImage(media, announced, *upright, *upright, animated)
-        if announced == "JPEG":  # decode at a reduced scale where the format allows: less memory, less time
-            image.draft("RGB", (max_pixels, max_pixels))
-        image.load()
-        return _scaled(image, display, announced, upright, animated, max_pixels=max_pixels, max_bytes=max_bytes)
-    except TooLarge:
-        raise
-    except Image.DecompressionBombError as exc:
-        raise TooLarge(
-            f"{display!r} is {words} too large to decode safely ({' '.join(str(exc).split())[:160]})",
-            details={"subject": "image"},
-        ) from exc
-    except (UnidentifiedImageError, *_PIL_ERRORS) as exc:
-        # Pillow says SyntaxError for some broken headers, struct.error or IndexError for a cut GIF; its
-        # "cannot identify" names an object's address, which a message must not carry
-        reason = " ".join(str(exc).split())[:160] or type(exc).__name__
-        if isinstance(exc, UnidentifiedImageError):
-            reason = "no image data follows its header"
-        problem = NotText(
-            f"{display!r} starts like {words} but cannot be decoded ({reason})",
-            details={"appears": f"{words} that is truncated or corrupt", "family": "broken-image"},
-        )
-        raise problem from exc
-
-
-def _orientation(image: object) -> int:
-    try:
-        return int(image.getexif().get(0x0112, 1))  # type: ignore[attr-defined]
-    except _PIL_ERRORS:
-        return 1
-
-
-def _scaled(
-    image: object,
+def show_image(
+    data: bytes,
     display: str,
     announced: str,
-    upright: tuple[int, int],
-    animated: bool,
     *,
     max_pixels: int,
     max_bytes: int,
+    cancel: CancelToken | None = None,
 ) -> ShownImage:
-    """The first frame, upright, scaled once to fit ``max_pixels``, then re-encoded (and shrunk by a
-    quarter at a time) until it fits ``max_bytes``: PNG when it has transparency (or was a PNG or GIF,
-    whose flat colours JPEG blurs) and fits, else JPEG (transparency flattened onto white)."""
-    from PIL import Image, ImageOps
-
-    assert isinstance(image, Image.Image)
-    alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
-    image = ImageOps.exif_transpose(image) or image
-    if image.mode in ("P", "1"):  # a palette is resized pixel by pixel: give it its colours first
-        image = image.convert("RGBA" if alpha else "RGB")
-    image.thumbnail((max_pixels, max_pixels), Image.Resampling.LANCZOS)  # in place: one small copy from here
-    small = _eight_bit(image).convert("RGBA" if alpha else "RGB")
-    side = max(small.size)
-    while True:
-        shown = small if side == max(small.size) else small.copy()
-        if shown is not small:
-            shown.thumbnail((side, side), Image.Resampling.LANCZOS)
-        encoded, mime = _encode(shown, alpha=alpha, lossless=announced in ("PNG", "GIF"), max_bytes=max_bytes)
-        if encoded is not None:
-            return ShownImage(Media(mime, encoded), announced, *upright, shown.width, shown.height, animated)
-        if side == 1:
-            raise TooLarge(
-                f"{display!r} cannot be shown within {max_bytes:,} bytes, even at 1 pixel",
-                details={"subject": "image", "budget": max_bytes},
-            )
-        side = max(1, side * 3 // 4)
-
-
-def _eight_bit(image: Any) -> Any:
-    """A 16-bit or floating-point image stretched to 8 bits over its own range (a plain conversion clips
-    everything above 255 to white)."""
-    from PIL import Image
-
-    assert isinstance(image, Image.Image)
-    if image.mode not in ("I", "F") and not image.mode.startswith("I;16"):
-        return image
-    floats = image.convert("F")
-    extrema: Any = floats.getextrema()  # (low, high) for a one-band image
-    low, high = float(extrema[0]), float(extrema[1])
-    scale = 255.0 / (high - low) if high > low else 1.0
-    return floats.point(lambda value: (value - low) * scale).convert("L")
+    """The image in ``data`` (a file whose first bytes announced ``announced``) within ``max_pixels`` on
+    its long side and ``max_bytes`` as base64: the file's own bytes when they fit, else its first frame
+    scaled down and re-encoded until it does."""
+    words = f"a {IMAGE_FORMATS[announced][1]} image"
+    bounds = Bounds(
+        IMAGE_MEMORY_BYTES, IMAGE_CPU_SECONDS, IMAGE_WALL_SECONDS, subject="image", kind="image", article="an"
+    )
+    asked = {
+        "format": announced,
+        "max_pixels": max_pixels,
+        "max_raw": 3 * (max_bytes // 4),  # the most bytes whose base64 fits max_bytes
+        "as_is": encoded_size(len(data)) <= max_bytes,
+        "max_scans": MAX_JPEG_SCANS,
+        "max_decoded": MAX_DECODED_BYTES,
+    }
+    answer: dict[str, object] = {"elsewhere": True}
+    if asked["as_is"] and len(data) <= SMALL_BYTES:  # shown as it is: decoded here when the work is known small
+        answer = image_worker.shown(data, {**asked, "small": {"pixels": SMALL_PIXELS, "scans": SMALL_JPEG_SCANS}})
+    if answer.get("elsewhere"):
+        with Child("image", data, bounds, display, cancel) as child:
+            child.tell(asked, last=True)
+            answer = child.answer()
+    shown = answer.get("shown")
+    if isinstance(shown, dict):
+        if shown["data"] is None:
+            media = Media(IMAGE_FORMATS[announced][0], data)
+        else:
+            media = Media(str(shown["mime"]), base64.b64decode(str(shown["data"])))
+        width, height, shown_width, shown_height = (int(shown[key]) for key in _SIZES)
+        return ShownImage(media, announced, width, height, shown_width, shown_height, bool(shown["animated"]))
+    if "broken" in answer:
+        raise NotText(
+            f"{display!r} starts like {words} but cannot be decoded ({answer['broken']})",
+            details={"appears": f"{words} that is truncated or corrupt", "family": "broken-image"},
+        )
+    raise _too_large(answer, display, words, max_bytes)
 
 
-def _encode(image: object, *, alpha: bool, lossless: bool, max_bytes: int) -> tuple[bytes | None, str]:
-    from PIL import Image
+_SIZES = ("width", "height", "shown_width", "shown_height")
 
-    assert isinstance(image, Image.Image)
-    if alpha or lossless:
-        out = io.BytesIO()
-        image.save(out, format="PNG", optimize=False)
-        if encoded_size(out.tell()) <= max_bytes:
-            return out.getvalue(), "image/png"
-    flat = image
-    if alpha:  # JPEG has no transparency: flatten onto white rather than fail to show it
-        flat = Image.new("RGB", image.size, "white")
-        flat.paste(image, mask=image.getchannel("A"))
-    for quality in (85, 70, 50):
-        out = io.BytesIO()
-        flat.convert("RGB").save(out, format="JPEG", quality=quality)
-        if encoded_size(out.tell()) <= max_bytes:
-            return out.getvalue(), "image/jpeg"
-    return None, "image/jpeg"
+
+def _too_large(answer: dict[str, object], display: str, words: str, max_bytes: int) -> TooLarge:
+    """The bound the reader refused to pass, as the error a model reads."""
+    large = answer.get("large")
+    if large == "scans":
+        return TooLarge(
+            f"{display!r} is a JPEG of more than {MAX_JPEG_SCANS} scans (encoders write at most about 10, and "
+            "each is one more pass over the whole image): fs-tools does not decode it",
+            details={"subject": "image", "scans": answer["scans"], "limit": MAX_JPEG_SCANS},
+        )
+    if large == "memory":
+        need, width, height = (int(str(answer[key])) for key in ("need", "width", "height"))
+        return TooLarge(
+            f"{display!r} is {words} of {width:,}×{height:,} pixels, which would take {need >> 20:,} MiB to decode "
+            f"and scale, more than the {MAX_DECODED_BYTES >> 20:,} MiB fs-tools gives an image",
+            details={"subject": "image", "width": width, "height": height, "need": need, "limit": MAX_DECODED_BYTES},
+        )
+    if large == "bomb":
+        return TooLarge(
+            f"{display!r} is {words} too large to decode safely ({answer['reason']})", details={"subject": "image"}
+        )
+    if large == "budget":
+        return TooLarge(
+            f"{display!r} cannot be shown within {max_bytes:,} bytes, even at 1 pixel",
+            details={"subject": "image", "budget": max_bytes},
+        )
+    return TooLarge(  # an answer this version of the reader never gives: refused rather than guessed at
+        f"{display!r} could not be decoded within fs-tools' bounds for an image", details={"subject": "image"}
+    )

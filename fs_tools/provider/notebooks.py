@@ -18,10 +18,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fs_tools.errors import NotText
+from fs_tools.errors import NotText, TooLarge
 from fs_tools.provider.content import BOM, ENCODING_NAMES, decode_text, wide_encoding
 
 NOTEBOOK_MAX_BYTES = 64 << 20  # the largest notebook read whole to show or change its cells
+# What a notebook's parsed document may take, estimated before ``json.loads`` (``parsed_size``): 16 MB of
+# "{}," parse to ~400 MB of empty dicts (found in review); a 33 MB notebook of plotly figures needs ~70 MB
+NOTEBOOK_PARSE_BYTES = 256 << 20
+# What ``json.loads`` keeps for each kind of value, at most (CPython 3.11, measured with tracemalloc): the
+# estimate weighs each kind, so 5 million small integers (a list's slots: 8.4 bytes each) are not taken
+# for 5 million dicts. Small integers (-5..256), true, false, null and strings of one character are
+# shared objects: they cost their slot only
+SLOT_BYTES = 9  # a list's element: its pointer and its share of the list's spare room
+LIST_BYTES = 88  # a list (56) and the room for 4 elements its first append makes
+DICT_BYTES = 64  # a dict; one with entries has a table of 8 (up to 5 entries: 120 bytes) or more
+TABLE_BYTES = 84  # a non-empty dict's table besides its entries' 36 each (84 + 36 >= 120: one entry)
+# a dict's entry: 36 in a table grown to fit (3 slots an entry at worst); a key seen first, 60 more (its
+# string and its entry in the parser's memo of keys: a key seen again shares them)
+ENTRY_BYTES = 96
+STRING_BYTES = 56  # a string value: 49 bytes and its characters (72-76 and 2 or 4 bytes a character past ASCII)
+NUMBER_BYTES = 32  # a float (24), an integer past 256 (28)
 CELL_TYPES = ("code", "markdown", "raw")
 
 
@@ -149,10 +165,19 @@ class Notebook:
                 return candidate
 
 
-def parse_notebook(data: bytes) -> Notebook | None:
-    """The notebook ``data`` holds, or None when it is not a notebook of nbformat 4 or later."""
+def parse_notebook(data: bytes, display: str) -> Notebook | None:
+    """The notebook ``data`` holds, or None when it is not a notebook of nbformat 4 or later;
+    ``FS_TOO_LARGE`` when parsing it would take more than ``NOTEBOOK_PARSE_BYTES``."""
     if len(data) > NOTEBOOK_MAX_BYTES or not may_be_notebook(data[:NOTEBOOK_HEAD]) or b'"nbformat"' not in data:
         return None
+    values, need = parsed_size(data)
+    if need > NOTEBOOK_PARSE_BYTES:
+        raise TooLarge(
+            f"{display!r} is a notebook whose JSON holds about {values:,} values (in its cells, outputs and metadata), "
+            f"which would take about {need >> 20:,} MiB to parse, more than the {NOTEBOOK_PARSE_BYTES >> 20:,} MiB "
+            "fs-tools parses a notebook in",
+            details={"subject": "notebook", "values": values, "need": need, "limit": NOTEBOOK_PARSE_BYTES},
+        )
     try:
         document = json.loads(data.removeprefix(BOM))
     except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is a ValueError), or nested absurdly deep
@@ -160,6 +185,82 @@ def parse_notebook(data: bytes) -> Notebook | None:
     if not _is_notebook(document) or _depth(document) > MAX_DEPTH:
         return None
     return Notebook(document, data)
+
+
+# A JSON string, or the rest of the file after one left open: it never fails where a string starts, so
+# a search never starts again inside one (a string of escaped quotes left open would be quadratic)
+_STRING = re.compile(rb'"(?:[^"\\]++|\\[\s\S]?)*+"?')
+_STRUCTURE = (b"{", b"[", b",", b":")  # every value but the first opens a container or follows one of , :
+# Numbers told apart in C: digits become "0", a fraction's or an exponent's start ".", a sign "-", anything
+# else " "; then a float is a "0." (twice with an exponent too), an integer that is an object of its own
+# (past -5..256; 100-256 counted too) starts " 000" or " -00" or is -6 to -9
+_NUMBER_SHAPES = bytes.maketrans(
+    bytes(range(256)),
+    bytes(48 if 48 <= c <= 57 else 46 if c in b".eE" else 45 if c in b"-+" else 32 for c in range(256)),
+)
+_ASTRAL = re.compile(rb"[\xf0-\xf4]")  # a character past U+FFFF in UTF-8 (4 bytes a character decoded)
+_ESCAPED_ASTRAL = re.compile(rb"\\u[dD][89abAB]")  # one escaped (a surrogate pair): its string takes 4
+# strings of more than this many are not taken out of the text (~0.5 µs each): the rough count decides
+MAX_STRINGS_TAKEN_OUT = 8_000_000
+
+
+def parsed_size(data: bytes) -> tuple[int, int]:
+    """How many values the JSON in ``data`` holds (about), and what ``json.loads``
+    would take for them at most: the text decoded (1, 2 or 4 bytes a character), and each value by its
+    kind (``SLOT_BYTES`` and the rest). Counted in C, in linear time: first over all the bytes (marks
+    inside strings counted too, every value taken for a number or a string: too much, never too little);
+    past the budget, unless the text and a slot a string already take more, the values are counted
+    again with the strings taken out (~0.5 µs a string: 0.2 s for 33 MB of plotly outputs) and the
+    numbers told apart (a small integer costs its slot only, a float 32 bytes more)."""
+    width = 1 if data.isascii() else 4 if _ASTRAL.search(data) else 2  # the text decoded, a character
+    escaped = b"\\u" in data
+    wide = 4 if width == 4 or (escaped and _ESCAPED_ASTRAL.search(data)) else 2 if width == 2 or escaped else 1
+    header = STRING_BYTES if wide == 1 else STRING_BYTES + 24  # a string's, and its characters' (wide)
+    strings = (data.count(b'"') + 1) // 2
+    counts = [data.count(mark) for mark in _STRUCTURE]
+    values = sum(counts) + 1
+    # the rough count: every value a number or a string, every byte a string's too
+    need = _containers(data, counts) + (NUMBER_BYTES + header) * values + (width + wide) * len(data)
+    if need <= NOTEBOOK_PARSE_BYTES:
+        return values, need
+    at_least = width * len(data) + SLOT_BYTES * ((data.count(b'"') - data.count(b'\\"')) // 2)
+    if at_least > NOTEBOOK_PARSE_BYTES:
+        return values, at_least
+    if strings > MAX_STRINGS_TAKEN_OUT:
+        return values, need
+    outside, strings = _STRING.subn(b"", data)
+    counts = [outside.count(mark) for mark in _STRUCTURE]
+    boxed = _boxed(outside)
+    need = (
+        _containers(outside, counts)
+        + NUMBER_BYTES * boxed
+        + header * max(0, strings - counts[3])  # the keys' are in their entries
+        + width * len(data)  # the text decoded
+        + wide * (len(data) - len(outside))  # the strings' characters
+    )
+    return sum(counts) + 1, need
+
+
+def _boxed(outside: bytes) -> int:
+    """How many numbers in ``outside`` (JSON without its strings) are objects of their own, at most."""
+    shapes = outside.translate(_NUMBER_SHAPES)
+    floats = shapes.count(b"0.") + outside.count(b"NaN") + outside.count(b"Infinity")
+    integers = shapes.count(b" 000") + shapes.count(b" -00") + sum(outside.count(b"-%d" % d) for d in range(6, 10))
+    return floats + integers
+
+
+def _containers(text: bytes, counts: list[int]) -> int:
+    """What the lists and dicts whose marks ``counts`` has (``{ [ , :`` in ``text``) take, with every
+    element's slot and every entry."""
+    dicts, lists, commas, colons = counts
+    filled = dicts - text.count(b"{}")
+    return (
+        DICT_BYTES * dicts
+        + TABLE_BYTES * filled
+        + ENTRY_BYTES * colons
+        + LIST_BYTES * lists
+        + SLOT_BYTES * (commas + lists + 1)
+    )
 
 
 MAX_DEPTH = 64  # nbformat's own structure is 6 deep; metadata past this is not a notebook fs-tools changes
@@ -194,8 +295,9 @@ def _found_layout(document: dict[str, Any], data: bytes) -> tuple[Layout, bool]:
 
 
 def notebook_or_refuse(data: bytes, display: str) -> Notebook:
-    """The notebook ``data`` holds; ``FS_NOT_TEXT`` saying why when it is none."""
-    notebook = parse_notebook(data)
+    """The notebook ``data`` holds; ``FS_NOT_TEXT`` saying why when it is none (``FS_TOO_LARGE`` when it
+    is too large to parse)."""
+    notebook = parse_notebook(data, display)
     if notebook is not None:
         return notebook
     decode_text(data, display)  # bytes that are not text at all: FS_NOT_TEXT saying what they appear to be

@@ -1,21 +1,19 @@
-"""The child process that reads a PDF for ``pdfs.PdfText`` (run as a script, importing nothing of
-fs-tools): a crafted PDF can make pypdf spend minutes and gigabytes on one page, so the parsing runs
-where the parent can bound its CPU, memory and wall time, and kill it.
+"""The PDF reader of the bounded child (``worker.py`` runs it; imports nothing of fs-tools): a crafted
+PDF can make pypdf spend minutes and gigabytes on one page, so it is parsed where the parent can bound
+its CPU, memory and wall time, and kill it.
 
-Protocol, one JSON line each way: the parent sends the PDF's bytes (stdin: 8-byte big-endian length,
-then the bytes); the child answers ``{"count": N}`` (or ``{"encrypted": true}``, or ``{"broken":
-reason}``); the parent sends ``{"pages": [...], "cap": bytes}``; the child answers one
-``{"page": n, "text": ...}`` line per page until the texts reach ``cap`` bytes, then ``{"done": true}``
-(or ``{"broken": reason, "page": n}``).
+Protocol, one JSON line each way after the PDF's bytes: the reader answers ``{"count": N}`` (or
+``{"encrypted": true}``, or ``{"broken": reason}``); the parent sends ``{"pages": [...], "cap": bytes}``;
+the reader answers one ``{"page": n, "text": ...}`` line per page until the texts reach ``cap`` bytes,
+then ``{"done": true}`` (or ``{"broken": reason, "page": n}``).
 """
 
 from __future__ import annotations
 
 import io
-import json
 import logging
 import re
-import sys
+from collections.abc import Callable
 
 _ADDRESS = re.compile(r"IndirectObject\((\d+), (\d+), \d+\)|\bat 0x[0-9a-fA-F]+")
 
@@ -27,20 +25,9 @@ def reason_of(exc: BaseException) -> str:
     return (text[:160].rstrip(" .;") or type(exc).__name__).replace(" ,", ",")
 
 
-def _say(message: dict[str, object]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
-
-
-def main() -> None:
-    import resource
-
-    memory, cpu = (int(value) for value in sys.argv[1:3])
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+def serve(data: bytes, say: Callable[[dict[str, object]], None], listen: Callable[[], dict[str, object]]) -> None:
+    """Read the PDF in ``data``, answering the parent with ``say`` and hearing it with ``listen``."""
     logging.disable(logging.CRITICAL)  # pypdf warns on every odd object
-    size = int.from_bytes(sys.stdin.buffer.read(8), "big")
-    data = sys.stdin.buffer.read(size)
     from pypdf import PdfReader
 
     try:
@@ -51,35 +38,32 @@ def main() -> None:
             except Exception:  # a cipher pypdf cannot run without an optional package
                 opened = False
             if not opened:
-                _say({"encrypted": True})
+                say({"encrypted": True})
                 return
         pages = reader.pages
         count = len(pages)
     except MemoryError:
-        _say({"limit": "memory"})
+        say({"limit": "memory"})
         return
     except Exception as exc:
-        _say({"broken": reason_of(exc)})
+        say({"broken": reason_of(exc)})
         return
-    _say({"count": count})
-    asked = json.loads(sys.stdin.readline() or "{}")
-    room = int(asked.get("cap", 0))
-    for page in asked.get("pages", []):
+    say({"count": count})
+    asked = listen()
+    wanted, room = asked.get("pages", []), asked.get("cap", 0)
+    assert isinstance(wanted, list) and isinstance(room, int)
+    for page in wanted:
         try:
             text = str(pages[int(page) - 1].extract_text() or "")
         except MemoryError:
-            _say({"limit": "memory", "page": page})
+            say({"limit": "memory", "where": f"page {page}"})
             return
         except Exception as exc:
-            _say({"broken": reason_of(exc), "page": page})
+            say({"broken": reason_of(exc), "page": page})
             return
         text = text[: max(room, 0) + 1]  # no more than the parent can show (a character is at least a byte)
-        _say({"page": page, "text": text})
+        say({"page": page, "text": text})
         room -= len(text.encode("utf-8", "surrogatepass"))
         if room <= 0:
             break
-    _say({"done": True})
-
-
-if __name__ == "__main__":
-    main()
+    say({"done": True})

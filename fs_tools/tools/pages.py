@@ -7,15 +7,13 @@ from fs_tools.errors import ToolArgsError
 
 def page_ranges(spec: str, count: int, display: str) -> list[tuple[int, int]]:
     """The ranges ``spec`` names, in its order; ``INVALID_ARGS`` at ``/pages`` for a page that is not
-    in a document of ``count`` pages (its message names the count). Never expands a range: "1-99999"
-    thirty times is thirty pairs."""
+    in a document of ``count`` pages (its message names the count; page 0 was refused with the
+    argument). Never expands a range: "1-99999" thirty times is thirty pairs."""
     ranges: list[tuple[int, int]] = []
     for part in spec.split(","):
         first_text, dash, last_text = part.partition("-")
         first = int(first_text)
         last = int(last_text) if dash else first
-        if first < 1:
-            raise ToolArgsError([f"/pages: pages are counted from 1; {part.strip()!r} names page 0"])
         if last < first:
             raise ToolArgsError([f"/pages: {part.strip()!r} ends before it starts; write it as {last}-{first}"])
         if last > count:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, Pages, ToolArgs, ToolOutputModel
-from fs_tools.errors import NotFound, TooLarge, ToolArgsError, path_label
+from fs_tools.errors import FsError, NotFound, NotText, TooLarge, ToolArgsError, path_label
 from fs_tools.provider import (
     ENCODING_NAMES,
     IMAGE_FORMATS,
@@ -26,6 +26,7 @@ from fs_tools.provider import (
     parse_notebook,
     read_pdf,
     show_image,
+    version_of,
 )
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
@@ -37,6 +38,10 @@ from fs_tools.tools.rendering import OUTPUT_CAP_BYTES, render_page
 from policy import ABSENT, Observation, Present
 
 DEFAULT_LIMIT = 2000
+
+# The images one call has decoded, by their bytes' version (with the name they were read by, and what
+# came of it): a call that names the same image again (read_many) shows it, or refuses it, at once
+ShownImages = dict[str, "tuple[str, ShownImage | FsError]"]
 
 
 class ReadArgs(ToolArgs):
@@ -140,11 +145,11 @@ class ReadSink:
             if self._maybe_notebook is False:
                 self._chunks = []
 
-    def notebook(self) -> Notebook | None:
+    def notebook(self, display: str) -> Notebook | None:
         """The notebook a text file is, once read whole; None when it is not one."""
         if self.kind != "text" or self._maybe_notebook is False or self._kept > NOTEBOOK_MAX_BYTES:
             return None
-        return parse_notebook(b"".join(self._chunks))
+        return parse_notebook(b"".join(self._chunks), display)
 
     def whole_or_refuse(self, display: str) -> bytes:
         """An image's or a PDF's bytes; ``FS_TOO_LARGE`` when the file was larger than ``max_whole``."""
@@ -168,10 +173,11 @@ def read_lines(
     *,
     numbers: bool = True,
     continue_with: Callable[[str], str] | None = None,
+    images: ShownImages | None = None,
 ) -> ToolOutput:
     """``read``'s answer; ``numbers=False`` shows the lines as they are, without read's numbers (a dialect
     whose read shows none); ``continue_with`` words a PDF's next pages ("1-20") in the calling tool's
-    own arguments (by default ``pages="1-20"``)."""
+    own arguments (by default ``pages="1-20"``); ``images``: those the calling tool has shown already."""
     path = args.file_path
     display = path_label(path)
     provider = ctx.provider
@@ -205,7 +211,7 @@ def read_lines(
         what = "an image" if found_sink.kind == "image" else "text"
         raise ToolArgsError([f"/pages: only a PDF has pages, and {display!r} is {what}; remove pages"])
     if found_sink.kind == "image":
-        return _read_image(ctx, found_sink, display, path, recorded, scan.settled)
+        return _read_image(ctx, found_sink, display, path, recorded, scan.settled, {} if images is None else images)
 
     def unrecord() -> None:
         """Nothing of the file was shown (pages or an offset past the end): the session's record of it
@@ -231,7 +237,11 @@ def read_lines(
     total = sink.finish()
     if sink.problem is not None:
         raise sink.problem
-    notebook = found_sink.notebook()
+    try:
+        notebook = found_sink.notebook(display)
+    except TooLarge:  # too large to parse: nothing of it was shown
+        unrecord()
+        raise
     if notebook is not None:
         try:
             return _read_notebook(notebook, args, display, path, recorded, scan.settled)
@@ -299,12 +309,18 @@ def _pages_refused(args: ReadArgs, sinks: list[ReadSink]) -> bool:
 
 
 def _read_image(
-    ctx: ToolContext, sink: ReadSink, display: str, path: str, recorded: str | None, settled: bool
+    ctx: ToolContext,
+    sink: ReadSink,
+    display: str,
+    path: str,
+    recorded: str | None,
+    settled: bool,
+    images: ShownImages,
 ) -> ToolOutput:
     """An image file: shown (scaled within the workspace's budgets), its version recorded by the read."""
     assert sink.image is not None
     data = sink.whole_or_refuse(display)
-    shown = show_image(data, display, sink.image, max_pixels=ctx.max_image_pixels, max_bytes=ctx.max_image_bytes)
+    shown = _shown_once(ctx, data, display, sink.image, images)
     text = describe(shown, display)
     if not settled:
         text += (
@@ -321,6 +337,23 @@ def _read_image(
         shown_height=shown.shown_height,
     )
     return ToolOutput(text=text, value=value, media=(shown.media,))
+
+
+def _shown_once(ctx: ToolContext, data: bytes, display: str, announced: str, images: ShownImages) -> ShownImage:
+    """The image ``data`` shown, decoding it only when this call has not decoded the same bytes before;
+    a refusal is repeated in the words of the name it is read by now (a cancellation is not kept)."""
+    key = version_of(data)
+    if key not in images:
+        budgets = {"max_pixels": ctx.max_image_pixels, "max_bytes": ctx.max_image_bytes}
+        try:
+            images[key] = (display, show_image(data, display, announced, **budgets, cancel=ctx.cancel))
+        except (TooLarge, NotText) as exc:
+            images[key] = (display, exc)
+    first, found = images[key]
+    if isinstance(found, FsError):
+        message = found.message.replace(repr(first), repr(display))
+        raise type(found)(message, code=found.code, details=found.details) from found
+    return found
 
 
 def _read_pdf(

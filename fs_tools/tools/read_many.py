@@ -14,7 +14,7 @@ from fs_tools.provider import encoded_size
 from fs_tools.result import Media
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.presenting import short
-from fs_tools.tools.read import ReadArgs, run_read
+from fs_tools.tools.read import ReadArgs, ShownImages, read_lines
 from fs_tools.tools.rendering import OUTPUT_CAP_BYTES
 
 MAX_FILES = 50
@@ -48,10 +48,11 @@ def run_read_many(ctx: ToolContext, args: ReadManyArgs) -> ToolOutput:
     budget = OUTPUT_CAP_BYTES * 4  # the whole answer stays bounded: later files get less room
     media: list[Media] = []
     media_budget = ctx.max_image_bytes  # the images of one call together fit one image's budget
+    images: ShownImages = {}  # each distinct image is decoded once, however often it is named
     for path in args.file_paths:
         ctx.check_cancelled("read_many")
         try:
-            done = run_read(ctx, ReadArgs(file_path=path, offset=1, limit=args.limit))
+            done = read_lines(ctx, ReadArgs(file_path=path, offset=1, limit=args.limit), images=images)
         except Aborted:
             raise  # the call is cancelled, not one file
         except FsError as exc:  # this file's problem, not the call's

@@ -5,6 +5,7 @@ deep, a time that is no time) is the damaged-row error, never a RecursionError o
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -97,10 +98,15 @@ def test_a_sqlite_url_names_the_file_and_a_path_object_is_always_a_file(
     assert (tmp_path / "odd:" / "x.db").is_file()
 
 
-def test_redis_urls_still_go_to_redis(root: Path) -> None:
-    # Port 1 refuses at once: the store is Redis's to open (and fails as Redis), never a file.
-    with pytest.raises(ValueError, match=r"^observation store redis://127\.0\.0\.1:1/0 cannot be reached"):
+def test_redis_urls_still_go_to_redis(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Port 1 refuses at once: the store is Redis's to open (and fails as Redis), never a file; without
+    # redis-py (the core alone) it is Redis's still, and the message says what to install.
+    monkeypatch.chdir(tmp_path)
+    opened_by_redis = r"^observation store redis://127\.0\.0\.1:1/0 cannot be reached"
+    refused = opened_by_redis if importlib.util.find_spec("redis") else r"^a Redis store needs redis-py"
+    with pytest.raises(ValueError, match=refused):
         Workspace(root, store="redis://127.0.0.1:1/0")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["outside", "root"]  # no file made for it
 
 
 # --- C: a store file inside a root -------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fs_tools import Session, Workspace
+from tests.redis_server import RedisServer
 
 
 @pytest.fixture(autouse=True)
@@ -37,3 +38,13 @@ def workspace(root: Path) -> Iterator[Workspace]:
 @pytest.fixture
 def session(workspace: Workspace) -> Session:
     return workspace.session("test")
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A real redis-server on a free loopback port for a module's tests (skipped, or failed under
+    REQUIRE_REDIS, where none is installed)."""
+    running = RedisServer(tmp_path_factory.mktemp("redis"))
+    running.start()
+    yield running
+    running.stop()

@@ -476,10 +476,9 @@ def test_no_token_opts_out_on_loopback_only(root: Path, tmp_path: Path) -> None:
     assert "fs-tools: warning: --no-token applies to --transport http only; stdio ignores it" in stdio.stderr
 
 
-def test_a_token_file_that_cannot_be_written_is_one_line(root: Path, tmp_path: Path) -> None:
-    blocker = tmp_path / "not-a-directory"
-    blocker.write_text("")
-    env = {k: v for k, v in os.environ.items() if k != "FS_TOOLS_TOKEN"} | {"XDG_STATE_HOME": str(blocker)}
+def _http_refused_to_make_a_token(root: Path, state: Path) -> subprocess.CompletedProcess[str]:
+    """serve --transport http given no token, its state directory ``state``: refused in one line, exit 2."""
+    env = {k: v for k, v in os.environ.items() if k != "FS_TOOLS_TOKEN"} | {"XDG_STATE_HOME": str(state)}
     done = subprocess.run(
         [*SERVE, "--root", str(root), "--transport", "http", "--port", "0"],
         capture_output=True,
@@ -489,6 +488,13 @@ def test_a_token_file_that_cannot_be_written_is_one_line(root: Path, tmp_path: P
         check=False,
     )
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def test_a_token_file_that_cannot_be_written_is_one_line(root: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    done = _http_refused_to_make_a_token(root, blocker)
     assert f"cannot write the HTTP token to '{blocker}/fs-tools/http-" in done.stderr
     assert "Not a directory" in done.stderr and "give --token or $FS_TOOLS_TOKEN (or --no-token)" in done.stderr
     assert "serving MCP" not in done.stdout  # refused before it said it serves
@@ -496,16 +502,7 @@ def test_a_token_file_that_cannot_be_written_is_one_line(root: Path, tmp_path: P
 
 def test_a_token_file_inside_a_root_is_refused(root: Path) -> None:
     """serve --root ~ with the state directory under it: the model could read the token, or delete it."""
-    env = {k: v for k, v in os.environ.items() if k != "FS_TOOLS_TOKEN"} | {"XDG_STATE_HOME": str(root / ".state")}
-    done = subprocess.run(
-        [*SERVE, "--root", str(root), "--transport", "http", "--port", "0"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=WAIT,
-        check=False,
-    )
-    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    done = _http_refused_to_make_a_token(root, root / ".state")
     assert (
         f"the HTTP token file '{root}/.state/fs-tools/http-" in done.stderr
         and "lies inside the workspace root" in done.stderr

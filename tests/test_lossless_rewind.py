@@ -222,14 +222,6 @@ def test_steps_keep_their_modes_through_the_stores_encoding() -> None:
     assert [len(row) for row in encode_steps(steps)] == [5, 4, 8, 7]  # a row without a mode is as before
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    running = RedisServer(tmp_path_factory.mktemp("redis"))
-    running.start()
-    yield running
-    running.stop()
-
-
 def test_a_rewind_through_redis_recreates_with_the_mode(root: Path, redis_server: RedisServer, umask: int) -> None:
     redis_server.flush()
     made = _files(root)

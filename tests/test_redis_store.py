@@ -27,11 +27,8 @@ from tests.redis_server import RedisServer
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    running = RedisServer(tmp_path_factory.mktemp("redis"))
-    running.start()
-    yield running
-    running.stop()
+def server(redis_server: RedisServer) -> RedisServer:
+    return redis_server
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -254,14 +254,6 @@ def test_a_row_made_before_move_identities_still_loads(root: Path, tmp_path: Pat
     with Workspace(root, store=store) as ws:
         assert not ws.session("agent").rewind(mark).is_error
     assert (root / "a.txt").read_text() == "one\n" and not (root / "b.txt").exists()
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    running = RedisServer(tmp_path_factory.mktemp("redis"))
-    running.start()
-    yield running
-    running.stop()
 
 
 @pytest.mark.parametrize(

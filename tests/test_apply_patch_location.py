@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fs_tools import Workspace
+from fs_tools import ToolResult, Workspace
 from fs_tools.errors import EditNotFound
 from fs_tools.line_diff import CHECK_EVERY, Work
 from fs_tools.line_index import TooCommon
@@ -48,17 +48,22 @@ def _patching(root: Path) -> Workspace:
     return Workspace(root, tools=["read", "apply_patch"], check_syntax=False)
 
 
+def _read_then_patch(root: Path, name: str, patch: str) -> tuple[ToolResult, _CountingToken]:
+    """``name`` read, then ``patch`` applied with a token that counts the searches' polls."""
+    with _patching(root) as ws:
+        session = ws.session("s")
+        assert_ok(session.call("read", {"file_path": name}))
+        token = _CountingToken()
+        return session.call("apply_patch", {"patch": patch}, cancel=token), token
+
+
 def test_a_long_hunk_that_does_not_match_a_file_of_one_repeated_line(tmp_path: Path) -> None:
     """160,000 copies of one line and a 1,000-line hunk, all of it but its removed line matching
     everywhere: every line was a candidate, compared 1,000 lines deep (~40-50 s; 17 s here before)."""
     (tmp_path / "f.txt").write_text("same line\n" * 160_000)
     hunk = " same line\n" * 999 + "-not in the file\n+x\n"
     patch = f"*** Begin Patch\n*** Update File: f.txt\n@@\n{hunk}*** End Patch\n"
-    with _patching(tmp_path) as ws:
-        session = ws.session("s")
-        assert_ok(session.call("read", {"file_path": "f.txt"}))
-        token = _CountingToken()
-        result = session.call("apply_patch", {"patch": patch}, cancel=token)
+    result, token = _read_then_patch(tmp_path, "f.txt", patch)
     assert_error(result, "FS_EDIT_NOT_FOUND")
     assert "hunk 1 of 'f.txt' (patch line 3) does not match 'f.txt'" in result.text
     assert 1 <= token.polls <= _bound(160_000, 1_001)  # the index is made once: ~8 polls, not thousands
@@ -72,11 +77,8 @@ def test_many_hunks_that_match_but_for_trailing_spaces(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("".join(lines))
     hunks = "".join(f"@@\n line {i}\n-line {i + 1}\n+LINE {i + 1}\n" for i in range(0, 20_000, 10))
     patch = f"*** Begin Patch\n*** Update File: f.txt\n{hunks}*** End Patch\n"
-    with _patching(tmp_path) as ws:
-        session = ws.session("s")
-        assert_ok(session.call("read", {"file_path": "f.txt"}))
-        token = _CountingToken()
-        assert_ok(session.call("apply_patch", {"patch": patch}, cancel=token))
+    result, token = _read_then_patch(tmp_path, "f.txt", patch)
+    assert_ok(result)
     assert 1 <= token.polls <= _bound(20_000, 3 * 2_000)
     expected = [f"LINE {i}\n" if i % 10 == 1 else line for i, line in enumerate(lines)]  # context keeps its spaces
     assert (tmp_path / "f.txt").read_text() == "".join(expected)
@@ -90,11 +92,8 @@ def test_a_unified_diff_of_a_large_file_applies_by_its_line_numbers(tmp_path: Pa
     hunks = "".join(
         f"@@ -{i + 1},2 +{i + 1},2 @@\n-x = {i // 2}\n+y = {i // 2}\n x = {i // 2}\n" for i in range(0, 100_000, 100)
     )
-    with _patching(tmp_path) as ws:
-        session = ws.session("s")
-        assert_ok(session.call("read", {"file_path": "f.py"}))
-        token = _CountingToken()
-        assert_ok(session.call("apply_patch", {"patch": f"--- a/f.py\n+++ b/f.py\n{hunks}"}, cancel=token))
+    result, token = _read_then_patch(tmp_path, "f.py", f"--- a/f.py\n+++ b/f.py\n{hunks}")
+    assert_ok(result)
     assert token.polls <= _bound(100_000, 3_000)
     expected = [f"y = {i // 2}\n" if i % 100 == 0 else line for i, line in enumerate(lines)]
     assert (tmp_path / "f.py").read_text() == "".join(expected)
@@ -109,11 +108,7 @@ def test_a_hunk_of_only_common_lines_past_the_bound_is_refused_naming_the_line(t
     (tmp_path / "f.txt").write_text(text)
     hunk = " a\n" * 50 + "-a\n+b\n" + " a\n" * 50
     patch = f"*** Begin Patch\n*** Update File: f.txt\n@@\n{hunk}*** End Patch\n"
-    with _patching(tmp_path) as ws:
-        session = ws.session("s")
-        assert_ok(session.call("read", {"file_path": "f.txt"}))
-        token = _CountingToken()
-        result = session.call("apply_patch", {"patch": patch}, cancel=token)
+    result, token = _read_then_patch(tmp_path, "f.txt", patch)
     assert_error(result, "FS_EDIT_NOT_FOUND")
     bound = apply_patch.WORK_PER_LINE * (40_000 + 102) + apply_patch.WORK_FLOOR
     assert "hunk 1 of 'f.txt'" in result.text

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
+from fs_tools import adoption
 from fs_tools.arguments import FilePath, ToolArgs, validate_arguments
 from fs_tools.boundary import internal, remediate
 from fs_tools.errors import (
@@ -42,6 +43,7 @@ from fs_tools.result import ToolResult
 from fs_tools.terms import speaking
 from fs_tools.tools import ReadMemory, Tool, ToolContext, checkpoints
 from fs_tools.tools.dialects import DIALECTS, Dialect
+from fs_tools.tools.mutation import Checked
 from fs_tools.tools.rewind import rewind
 from fs_tools.tools.suggest import similar_paths
 from policy import MemoryStore, ObservationStore, ProtectedPaths
@@ -395,32 +397,51 @@ class Workspace:
     ) -> None:
         self.close()
 
-    def dispatch(self, session: str, name: object, arguments: object, cancel: CancelToken | None = None) -> ToolResult:
-        """Run one call; never raises for anything a caller can send."""
+    def dispatch(
+        self,
+        session: str,
+        name: object,
+        arguments: object,
+        cancel: CancelToken | None = None,
+        *,
+        check_only: bool = False,
+    ) -> ToolResult:
+        """Run one call; never raises for anything a caller can send. ``check_only``: see ``Session.check``."""
         tool_name = name if isinstance(name, str) else repr(name)
         with self._in_flight.enter() as admitted:
             if not admitted:
                 return ToolResult.failure(
                     ToolAbortedBeforeDispatch(f"the call to {tool_name!r} was refused: the workspace is closed")
                 )
-            return self._dispatch(session, tool_name, name, arguments, _EitherCancel(cancel, self._in_flight.closing))
+            either = _EitherCancel(cancel, self._in_flight.closing)
+            return self._dispatch(session, tool_name, name, arguments, either, check_only)
 
     def _dispatch(
-        self, session: str, tool_name: str, name: object, arguments: object, cancel: CancelToken
+        self, session: str, tool_name: str, name: object, arguments: object, cancel: CancelToken, check_only: bool
     ) -> ToolResult:
         known = self.tools.get(name) or self._withheld.get(name) if isinstance(name, str) else None
         # its messages use its argument names, unless the host names them otherwise for this call
         with speaking(known.terms if known is not None else None, beneath=True):
-            return self._run(session, tool_name, name, arguments, cancel)
+            return self._run(session, tool_name, name, arguments, cancel, check_only)
 
-    def _run(self, session: str, tool_name: str, name: object, arguments: object, cancel: CancelToken) -> ToolResult:
+    def _run(
+        self, session: str, tool_name: str, name: object, arguments: object, cancel: CancelToken, check_only: bool
+    ) -> ToolResult:
         args: object = None
         try:
             if cancel.is_set():
                 raise ToolAbortedBeforeDispatch(f"the call to {tool_name!r} was cancelled before it started")
             tool = self._tool(name)
+            if check_only and not tool.checkable:
+                raise RuntimeError(f"{tool.name!r} cannot be checked without being run")
             args = validate_arguments(tool.arguments, arguments)
-            output = tool.run(self._context(session, tool_name, cancel), args)
+            context = self._context(session, tool_name, cancel)
+            context.check_only = check_only
+            try:
+                output = tool.run(context, args)
+            except Checked:
+                passed = f"{tool.name}: every gate passed; nothing was written (a check)"
+                return ToolResult.success(passed, {"checked": True})
             try:
                 tool.output.model_validate(output.value)  # strict, extra="forbid": the value is exactly the schema's
                 value = output.value
@@ -580,6 +601,35 @@ class Session:
     ) -> ToolResult:
         """Call a tool with a mapping or a JSON string of arguments. Never raises for bad input."""
         return self.workspace.dispatch(self.key, name, arguments, cancel)
+
+    def check(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResult:
+        """What ``call`` would answer, without changing anything: every gate of the change runs (roots,
+        read-only, protected paths, read-before-write, staleness), and an edit's or a patch's targets are
+        found and replaced in memory, so a target that is missing or not unique gets the same diagnosis.
+        A success (``value == {"checked": True}``) means the change would pass its gates now. For the tools
+        that change files by writing them (write, edit, multi_edit, notebook_edit, apply_patch and their
+        dialects' forms); a ``ValueError`` for any other. Never raises for bad arguments."""
+        tool = self.workspace.tools.get(name) or self.workspace._withheld.get(name)
+        if tool is not None and not tool.checkable:
+            raise ValueError(f"Session.check: {name!r} is not a tool whose change can be checked without making it")
+        return self.workspace.dispatch(self.key, name, arguments, check_only=True)
+
+    def observe(self, path: str) -> str | None:
+        """Record that this session has seen ``path`` as it is now, as a read would (for a read made by
+        other tools: a harness's own, SPEC §19); the version recorded, None for a file that is absent.
+        A path outside the roots, or one no read may open, raises its ``HarnessError``."""
+        validate_arguments(_ForgetArgs, {"file_path": path})
+        with self.workspace._open_for("session.observe()"):
+            return adoption.observe(self._context("observe"), path)
+
+    def adopt(self, path: str, *, tool: str = "adopt") -> str | None:
+        """Take the change another tool just made to ``path`` (a harness's ``Edit``) as this session's
+        own: the file as it is now is what the session observed, and the change from the version it had
+        observed enters its history under ``tool``, so ``diff`` and ``rewind`` cover it. The version now,
+        None when the change removed the file. A path outside the roots raises its ``HarnessError``."""
+        validate_arguments(_ForgetArgs, {"file_path": path})
+        with self.workspace._open_for("session.adopt()"):
+            return adoption.adopt(self._context(tool), path)
 
     async def acall(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResult:
         """The async twin of ``call``: runs in a worker thread.

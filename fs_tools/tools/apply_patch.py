@@ -35,7 +35,6 @@ from fs_tools.errors import (
     NotFound,
     NotRegularFile,
     OmissionPlaceholder,
-    StaleVersion,
     TooLarge,
     ToolArgsError,
     path_label,
@@ -50,7 +49,7 @@ from fs_tools.tools.delete import RemovalGate
 from fs_tools.tools.diagnosis import Miss
 from fs_tools.tools.edit import SyntaxErrorValue
 from fs_tools.tools.matching import match_contexts
-from fs_tools.tools.mutation import PinnedGate, SessionGate, mode_of
+from fs_tools.tools.mutation import Checked, PinnedGate, SessionGate, capture, check_replace, mode_of
 from fs_tools.tools.patch import FileChange, Hunk, parse_patch, patch_line
 from fs_tools.tools.placeholders import refuse_placeholders
 from fs_tools.tools.presenting import short, text_of
@@ -82,36 +81,12 @@ class ApplyPatchOutput(ToolOutputModel):
 
 
 class _Checked(Exception):
-    """Raised by a checking gate once the real gates have passed: the provider stops, nothing is done."""
+    """Raised by a checking removal gate once the real gates have passed: the provider stops, nothing is done."""
 
     def __init__(self, file: FileState, expected: str | None) -> None:
         super().__init__("checked")
         self.file = file
         self.expected = expected
-
-
-class _Captured(Exception):
-    """Raised by a capturing edit once the gates passed and the file's bytes were read under its lock."""
-
-    def __init__(self, snapshot: Snapshot) -> None:
-        super().__init__("captured")
-        self.snapshot = snapshot
-
-
-class _CheckOnly:
-    """A gate that asks ``inner`` as a commit would, then stops the commit before it touches anything."""
-
-    def __init__(self, inner: SessionGate) -> None:
-        self.inner = inner
-
-    def expect(self, file: FileState) -> str | None:
-        expected = self.inner.expect(file)
-        raise _Checked(file, expected)
-
-    def record(  # pragma: no cover - expect always raises
-        self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()
-    ) -> None:
-        raise AssertionError("a check-only gate never commits")
 
 
 class _RemoveCheckOnly:
@@ -148,6 +123,8 @@ def run_apply_patch(ctx: ToolContext, args: ApplyPatchArgs) -> ToolOutput:
     for plan in plans:
         _match(ctx, plan)
     ctx.check_cancelled("apply_patch")
+    if ctx.check_only:
+        raise Checked()
     files = _commit_all(ctx, plans)
     warnings = ""
     for plan, item in zip(plans, files, strict=True):
@@ -202,13 +179,13 @@ def _check(ctx: ToolContext, plan: _Plan) -> None:
                     f"{checked.file.display!r} is not a regular file; *** Delete File deletes a file",
                     details={"reason": "delete"},
                 ) from None
-        plan.before = _capture(ctx, change.path)  # its bytes, to write back if the patch is undone
+        plan.before = capture(ctx, change.path)  # its bytes, to write back if the patch is undone
         return
     if change.kind == "add":
         plan.replaces, plan.replaced_before = _check_target(ctx, change.path)
         return
     try:
-        plan.before = _capture(ctx, change.path)
+        plan.before = capture(ctx, change.path)
     except NotFound as exc:
         if exc.details.get("reason") != "missing":
             raise
@@ -224,39 +201,8 @@ def _check(ctx: ToolContext, plan: _Plan) -> None:
 def _check_target(ctx: ToolContext, path: str) -> tuple[bool, bytes | None]:
     """The gates of writing ``path`` (an add, a move's destination): free, or a file the session observed
     at its current version (then its bytes, to put back if the patch is undone)."""
-    gate = SessionGate(ctx, Intent.WRITE)
-    try:
-        ctx.provider.commit(path, _CheckOnly(gate), b"", cancel=ctx.cancel)
-    except _Checked as checked:
-        if not checked.file.exists:
-            return False, None
-        if checked.file.kind != FILE:
-            kind = "a directory" if checked.file.kind == DIRECTORY else "not a regular file"
-            raise NotRegularFile(
-                f"{checked.file.display!r} is {kind}; a patch can add or move a file only to a path that is "
-                "free or holds a file",
-                details={"reason": "patch_target"},
-            ) from None
-        if checked.expected is None:
-            refusal = gate.refusal()
-            if refusal is not None:
-                raise refusal from None
-            raise StaleVersion(f"{checked.file.display!r} has changed since this session last read it") from None
-        return True, _capture(ctx, path).data
-    raise AssertionError("a check-only gate always raises")  # pragma: no cover
-
-
-def _capture(ctx: ToolContext, path: str) -> Snapshot:
-    """The file's bytes as the session's edit gate vouches for them (read under its lock)."""
-
-    def capture(snapshot: Snapshot) -> bytes:
-        raise _Captured(snapshot)
-
-    try:
-        ctx.provider.commit(path, SessionGate(ctx, Intent.EDIT), capture, cancel=ctx.cancel)
-    except _Captured as captured:
-        return captured.snapshot
-    raise AssertionError("capture always raises")  # pragma: no cover
+    found = check_replace(ctx, path, kind="a patch can add or move a file only to a path that is free or holds a file")
+    return (False, None) if found is None else (True, found.data)
 
 
 # --- locating hunks -------------------------------------------------------------------------------
@@ -688,6 +634,7 @@ APPLY_PATCH = Tool(
     output=ApplyPatchOutput,
     run=run_apply_patch,
     read_only=False,
+    checkable=True,
     preconditions=(
         "Every file it updates or deletes, and every existing file an add or a move replaces, was read in "
         "this session and has not changed since; the workspace is not read-only and no path is protected."

@@ -472,6 +472,7 @@ EDIT = Tool(
     output=EditOutput,
     run=run_edit,
     read_only=False,
+    checkable=True,
     preconditions=_EDIT_PRECONDITIONS,
     example=Example(
         {"file_path": "src/app.py", "old_string": '"hello "', "new_string": '"hi "'},
@@ -491,6 +492,7 @@ MULTI_EDIT = Tool(
     output=EditOutput,
     run=run_multi_edit,
     read_only=False,
+    checkable=True,
     preconditions=_EDIT_PRECONDITIONS,
     example=Example(
         {

@@ -9,7 +9,15 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from fs_tools.errors import FsError, NotFound, NotObserved, SandboxDenied, StaleVersion, StoreUnavailable
+from fs_tools.errors import (
+    FsError,
+    NotFound,
+    NotObserved,
+    NotRegularFile,
+    SandboxDenied,
+    StaleVersion,
+    StoreUnavailable,
+)
 from fs_tools.history.model import DIR, LINK, OTHER, Effect, State, Step
 from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState, Snapshot
 from fs_tools.tools.base import ToolContext
@@ -77,11 +85,106 @@ class PinnedGate(SessionGate):
         return self.expected
 
 
+class Checked(Exception):
+    """A call in check mode (``ToolContext.check_only``) passed every gate, and its change was made in
+    memory (an edit's target found, unique, and replaced): nothing was written. Not an error: the
+    workspace answers it as "would be allowed"."""
+
+
+class _Stopped(Exception):
+    """Raised by a checking gate or producer once the real gates have passed: the provider stops there,
+    before anything is touched."""
+
+    def __init__(self, file: FileState | None = None, expected: str | None = None, snapshot: Snapshot | None = None):
+        super().__init__("stopped")
+        self.file = file
+        self.expected = expected
+        self.snapshot = snapshot
+
+
+class _CheckOnly:
+    """A gate that asks ``inner`` as a commit would, then stops the commit before it touches anything
+    (before a missing parent directory is made)."""
+
+    def __init__(self, inner: SessionGate) -> None:
+        self.inner = inner
+
+    def expect(self, file: FileState) -> str | None:
+        raise _Stopped(file, self.inner.expect(file))
+
+    def record(  # pragma: no cover - expect always raises
+        self, key: str, after: Snapshot, *, before: Snapshot | None = None, made: tuple[str, ...] = ()
+    ) -> None:
+        raise AssertionError("a check-only gate never commits")
+
+
+def gate_state(ctx: ToolContext, path: str, intent: Intent) -> tuple[FileState, str | None]:
+    """What the session's gate for ``intent`` finds at ``path`` (configuration and observation gates
+    passed, else their error), and the version it expects there (None: a create); nothing is touched."""
+    try:
+        ctx.provider.commit(path, _CheckOnly(SessionGate(ctx, intent)), b"", cancel=ctx.cancel)
+    except _Stopped as stopped:
+        assert stopped.file is not None
+        return stopped.file, stopped.expected
+    raise AssertionError("a check-only gate always raises")  # pragma: no cover
+
+
+def capture(ctx: ToolContext, path: str) -> Snapshot:
+    """The file's bytes as the session's edit gate vouches for them (read under its lock, at the version
+    the session observed: else the stale error a commit would raise, with the lines that changed)."""
+
+    def stop(snapshot: Snapshot) -> bytes:
+        raise _Stopped(snapshot=snapshot)
+
+    try:
+        ctx.provider.commit(path, SessionGate(ctx, Intent.EDIT), stop, cancel=ctx.cancel)
+    except _Stopped as stopped:
+        assert stopped.snapshot is not None
+        return stopped.snapshot
+    raise AssertionError("capture always raises")  # pragma: no cover
+
+
+def check_replace(
+    ctx: ToolContext, path: str, *, kind: str = "a write replaces only a regular file"
+) -> Snapshot | None:
+    """The gates of writing whole new bytes to ``path``, without writing: None when the path is free
+    (a create), else the file there, which the session must have observed at its current version."""
+    gate = SessionGate(ctx, Intent.WRITE)
+    try:
+        ctx.provider.commit(path, _CheckOnly(gate), b"", cancel=ctx.cancel)
+    except _Stopped as checked:
+        file, expected = checked.file, checked.expected
+        assert file is not None
+        if not file.exists:
+            if expected is not None:  # observed there, gone now
+                raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"}) from None
+            return None
+        if file.kind != FILE:
+            what = "a directory" if file.kind == DIRECTORY else "not a regular file"
+            raise NotRegularFile(
+                f"{file.display!r} is {what}; {kind}",
+                details={"kind": "directory"} if file.kind == DIRECTORY else {},
+            ) from None
+        if expected is None:
+            refusal = gate.refusal()
+            if refusal is not None:
+                raise refusal from None
+            raise StaleVersion(
+                f"{file.display!r} did not exist when this session last read it, but it does now",
+                details={"found": "exists"},
+            ) from None
+        return capture(ctx, path)
+    raise AssertionError("a check-only gate always raises")  # pragma: no cover
+
+
 def commit_gated(
     ctx: ToolContext, path: str, intent: Intent, content: bytes | Produce, *, pinned: str | None = None
 ) -> Committed:
     """Gate, then commit ``content`` (or what it makes of the current file). ``path`` is as the model
-    sent it; ``pinned`` replaces the observed version the commit expects (a region edit)."""
+    sent it; ``pinned`` replaces the observed version the commit expects (a region edit). In check mode
+    every gate runs and an edit's change is made in memory, then ``Checked`` is raised: nothing is written."""
+    if ctx.check_only:
+        _check_commit(ctx, path, intent, content, pinned)
     gate = SessionGate(ctx, intent) if pinned is None else PinnedGate(ctx, intent, pinned)
     try:
         after = ctx.provider.commit(path, gate, content, cancel=ctx.cancel)
@@ -91,6 +194,21 @@ def commit_gated(
             raise
         raise refusal from exc
     return Committed(after=after, created=gate.expected is None)
+
+
+def _check_commit(ctx: ToolContext, path: str, intent: Intent, content: bytes | Produce, pinned: str | None) -> None:
+    if isinstance(content, bytes):
+        check_replace(ctx, path)
+        raise Checked()
+    produce = content
+
+    def made(snapshot: Snapshot) -> bytes:
+        produce(snapshot)  # an edit's matching: not found, not unique, too large are its errors
+        raise Checked()
+
+    gate = SessionGate(ctx, intent) if pinned is None else PinnedGate(ctx, intent, pinned)
+    ctx.provider.commit(path, gate, made, cancel=ctx.cancel)
+    raise AssertionError("a checking commit always raises")  # pragma: no cover
 
 
 def record_change(ctx: ToolContext, steps: Sequence[Step], *snapshots: Snapshot | None) -> None:

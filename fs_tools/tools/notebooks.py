@@ -342,6 +342,7 @@ NOTEBOOK_EDIT = Tool(
     output=NotebookEditOutput,
     run=run_notebook_edit,
     read_only=False,
+    checkable=True,
     preconditions=(
         "The workspace is not read-only and the path is not protected. The session must have read the "
         "notebook, and it must not have changed since."

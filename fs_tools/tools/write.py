@@ -149,6 +149,7 @@ WRITE = Tool(
     output=WriteOutput,
     run=run_write,
     read_only=False,
+    checkable=True,
     preconditions=(
         "The workspace is not read-only and the path is not protected. Creating a file needs nothing; replacing "
         "an existing file needs a read of it in this session, and the file must not have changed since."

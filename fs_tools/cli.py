@@ -36,6 +36,7 @@ LOG_LEVEL_ENV = "FS_TOOLS_LOG_LEVEL"
 TOKEN_ENV = "FS_TOOLS_TOKEN"  # mcp_server.TOKEN_ENV, named here so that --help need not import the SDK
 LOG_LEVELS = ("debug", "info", "warning", "error")
 FORMATS = ("mcp", "openai", "anthropic", "gemini")
+HOOK_HARNESSES = ("claude-code", "gemini", "codex")  # fs_tools.hooks.HOOK_HARNESSES, named here for --help
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 EPILOG = f"""\
@@ -211,6 +212,33 @@ def _parser() -> _Parser:
         "--format", choices=FORMATS, default="mcp", help="whose tool format (default mcp: what tools/list sends)"
     )
 
+    hook = command(
+        "hook",
+        [common],
+        "fs-tools' gates on a harness's own file tools: run as its hook (one event on stdin), or install it",
+    )
+    hook.add_argument(
+        "action",
+        nargs="?",
+        choices=["run", "install", "uninstall"],
+        default="run",
+        help="run (the default: judge the event on stdin), install or uninstall the harness's settings entries",
+    )
+    hook.add_argument("--harness", required=True, choices=HOOK_HARNESSES, help="whose hook protocol")
+    hook.add_argument(
+        "--root", action="append", help="a workspace root (repeatable; default: the project directory the event names)"
+    )
+    hook.add_argument(
+        "--store", help=f"observations and history: a SQLite file or a redis:// URL (default {default_state_file()})"
+    )
+    hook.add_argument("--protected", action="append", default=[], metavar="GLOB", help="a path no change may touch")
+    hook.add_argument("--read-only", action="store_true", help="deny every change")
+    hook.add_argument("--timeout", type=float, default=20.0, help="no opinion after this many seconds (default 20)")
+    hook.add_argument(
+        "--scope", choices=["project", "user"], default="project", help="install: the project's settings or yours"
+    )
+    hook.add_argument("--project", type=Path, help="install: the project directory (default: the current one)")
+
     replay = command("replay", [common], "render an audit log (serve --audit-log) for humans")
     replay.add_argument("log", type=Path)
     return parser
@@ -262,6 +290,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return _schema(args)
     if args.command in ("checkpoint", "history", "diff", "rewind"):
         return _history(args)
+    if args.command == "hook":
+        return _hook(args)
     return _replay(args.log)
 
 
@@ -499,8 +529,10 @@ def _check_http_options(host: str, token: str | None, *, no_token: bool, token_g
 def _call(args: argparse.Namespace) -> int:
     roots, options = _roots(args.root), _workspace_options(args)
     session, state = _session_state(args, roots)
+    from fs_tools.workspace import keep_contents_in_store
+
     with _opened_workspace(roots, store=state, **options) as workspace:
-        _keep_contents_in_store(workspace)
+        keep_contents_in_store(workspace)
         result = workspace.session(session).call(args.tool, args.arguments)
     _print_result(result, as_json=args.json)
     if result.error is not None:
@@ -581,16 +613,35 @@ def _rewound(session: Session, mark: str, force: bool) -> int:
     return TOOL_ERROR if report.is_error else 0
 
 
-def _keep_contents_in_store(workspace: Workspace) -> None:
-    """Let the provider find contents an earlier ``call`` read, so a stale error says which lines changed,
-    as a server's does (whose provider remembers them in memory)."""
-    from fs_tools.observation_store import SqliteContents
-    from fs_tools.provider import FileProvider
+def _hook(args: argparse.Namespace) -> int:
+    """``fs-tools hook``: a harness's hook (SPEC §19). Running it never fails the harness: exit 0, or the
+    harness's "deny" status for a gate's verdict."""
+    from fs_tools.hooks import command
 
-    contents = getattr(workspace.store, "contents", None)
-    # until Workspace hands its store's cache to the provider itself
-    if isinstance(contents, SqliteContents) and isinstance(workspace.provider, FileProvider):
-        workspace.provider.keep_contents_in(contents)
+    options = [f"--root={root}" for root in args.root or []]
+    options += [f"--protected={glob}" for glob in args.protected]
+    options += ["--read-only"] if args.read_only else []
+    if args.action == "run":
+        store = args.store or _env(STATE_ENV) or str(default_state_file())
+        return command.run(
+            args.harness,
+            roots=args.root or [],
+            store=store,
+            protected=args.protected,
+            read_only=args.read_only,
+            timeout=args.timeout,
+        )
+    if args.store:
+        options.append(f"--store={args.store}")
+    project = (args.project or Path.cwd()).resolve()
+    try:
+        if args.action == "install":
+            print(command.install(args.harness, args.scope, project, options))
+        else:
+            print(command.uninstall(args.harness, args.scope, project))
+    except (ValueError, OSError) as exc:
+        raise _BadSetup(str(exc)) from exc
+    return 0
 
 
 def _print_result(result: ToolResult, *, as_json: bool) -> None:

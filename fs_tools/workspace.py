@@ -589,6 +589,17 @@ def _checked_prefix(prefix: str, dialect: Dialect) -> str:
     return prefix
 
 
+def keep_contents_in_store(workspace: Workspace) -> None:
+    """Let the provider find contents an earlier process read, through the workspace's SQLite store, so
+    a stale error says which lines changed and an adopted change can be rewound (``fs-tools call`` and the
+    hooks run one process per call; a server's provider remembers them in memory)."""
+    from fs_tools.observation_store import SqliteContents
+
+    contents = getattr(workspace.store, "contents", None)
+    if isinstance(contents, SqliteContents) and isinstance(workspace.provider, FileProvider):
+        workspace.provider.keep_contents_in(contents)
+
+
 class Session:
     """A conversation's view of a workspace: its own observations, the same tools."""
 

@@ -1,0 +1,16 @@
+"""fs-tools' gates on a harness's own file tools, through its hooks (SPEC §19): Claude Code, Gemini CLI and
+Codex run a command (or, in the Claude Agent SDK, a callback) around each built-in tool call, with the
+call as JSON. This adapter turns each such event into calls of the same gates every fs-tools tool takes —
+``Session.check`` before a change, ``Session.observe`` after a read, ``Session.adopt`` after a change — and
+answers in the harness's own protocol. It holds no rules of its own.
+
+A hook never breaks its harness: anything it cannot judge (bad input, an unknown tool or event, a store
+that is down, a bug here) is "no opinion" with one line for stderr; only a gate's clear verdict denies.
+"""
+
+from __future__ import annotations
+
+from fs_tools.hooks.engine import HOOK_HARNESSES, HookGates, hook_event
+from fs_tools.hooks.harnesses import Reply
+
+__all__ = ["HOOK_HARNESSES", "HookGates", "Reply", "hook_event"]

@@ -1,0 +1,246 @@
+"""One hook event in, one verdict out: the event's tool call mapped onto the harness's dialect (whose tools
+fs-tools already speaks, SPEC §14) and put through ``Session.check``, ``observe`` or ``adopt``."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fs_tools.hooks.harnesses import HARNESSES, Call, Harness, Reply
+
+if TYPE_CHECKING:
+    from fs_tools.workspace import Session, Workspace
+
+HOOK_HARNESSES = tuple(HARNESSES)
+LEASE_SECONDS = 30.0  # how long a change allowed before it is made keeps other sessions off the file
+log = logging.getLogger("fs_tools.hooks")
+
+
+NO_OPINION = Reply()
+
+
+def _unjudged(why: str) -> Reply:
+    return Reply(note=f"fs-tools hook: {why} (no opinion: the harness goes on)")
+
+
+class HookGates:
+    """The gates for one harness's hook events, on a workspace opened once (an in-process hook keeps one;
+    the ``fs-tools hook`` command opens one per event). ``roots`` default to the event's ``cwd`` (Claude
+    Code's and Gemini CLI's project directory when they name it); ``store`` is a SQLite file or a Redis URL
+    (None: in memory, for one process); ``protected`` and ``read_only`` are the workspace's."""
+
+    def __init__(
+        self,
+        harness: str,
+        *,
+        roots: Sequence[str | os.PathLike[str]] | None = None,
+        store: str | os.PathLike[str] | None = None,
+        protected: Sequence[str] = (),
+        read_only: bool = False,
+        leases: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if harness not in HARNESSES:
+            raise ValueError(f"unknown harness {harness!r}; one of {', '.join(HARNESSES)}")
+        self.harness: Harness = HARNESSES[harness]
+        self._roots = [os.fspath(root) for root in roots] if roots else None
+        self._store = store
+        self._protected = list(protected)
+        self._read_only = read_only
+        self._leases = Path(leases) if leases is not None else _lease_directory(store)
+        self._workspaces: dict[tuple[str, ...], Workspace] = {}
+
+    def close(self) -> None:
+        for workspace in self._workspaces.values():
+            workspace.close()
+        self._workspaces.clear()
+
+    def __enter__(self) -> HookGates:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def handle(self, event: object) -> Reply:
+        """The verdict on one event (the harness's JSON, parsed). Never raises."""
+        try:
+            return self._handle(event)
+        except Exception as exc:  # a hook never breaks its harness
+            log.debug("hook event not judged", exc_info=True)
+            return _unjudged(f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+
+    def _handle(self, event: object) -> Reply:
+        if not isinstance(event, Mapping):
+            return _unjudged(f"the event is not a JSON object but {type(event).__name__}")
+        call = self.harness.call_of(event)
+        if isinstance(call, str):  # not a call fs-tools judges: say why only when it is malformed
+            return _unjudged(call) if call else NO_OPINION
+        session = self._session(call, event)
+        if call.phase == "pre":
+            return self._before(session, call)
+        if call.phase == "post":
+            self._after(session, call)
+        elif call.phase == "failed":
+            self._release(session, call)
+        return NO_OPINION
+
+    # --- the phases -------------------------------------------------------------------------------------
+
+    def _before(self, session: Session, call: Call) -> Reply:
+        assert call.check is not None
+        result = session.check(call.check, call.arguments)
+        if result.error is not None:
+            if result.error.code in _NOT_A_VERDICT:
+                return _unjudged(f"{result.error.code}: {' '.join(result.error.message.split())[:300]}")
+            return Reply(deny=True, reason=result.text)
+        keys = [session.workspace.provider.key_of(path) for path in call.paths]
+        holder = self._claim(session.key, keys)
+        if holder is not None:
+            busy = call.paths[keys.index(holder)]
+            return Reply(
+                deny=True,
+                reason=f"{busy!r} is being changed by another agent's session right now (its change was allowed "
+                "and is being made) — read the file again in a moment, then retry",
+            )
+        for path in call.creates:  # a file it may create: seen absent, so its creation is its own change
+            with contextlib.suppress(Exception):
+                session.observe(path)
+        return NO_OPINION
+
+    def _after(self, session: Session, call: Call) -> None:
+        from fs_tools.errors import HarnessError
+
+        try:
+            if call.read:
+                for path in call.paths:
+                    with contextlib.suppress(HarnessError):  # outside the roots, unreadable: nothing seen
+                        session.observe(path)
+                return
+            for path in call.paths:
+                with contextlib.suppress(HarnessError):
+                    session.adopt(path, tool=call.tool)
+        finally:
+            self._release(session, call)
+
+    # --- sessions -------------------------------------------------------------------------------------
+
+    def _session(self, call: Call, event: Mapping[str, Any]) -> Session:
+        roots = self._roots or [self.harness.project_of(event)]
+        key = tuple(roots)
+        workspace = self._workspaces.get(key)
+        if workspace is None:
+            workspace = self._workspaces[key] = self._open(roots)
+        return workspace.session(call.session)
+
+    def _open(self, roots: list[str]) -> Workspace:
+        from fs_tools.workspace import Workspace, keep_contents_in_store
+
+        workspace = Workspace(
+            roots,
+            dialect=self.harness.dialect,
+            store=self._store,
+            protected=self._protected,
+            read_only=self._read_only,
+            check_syntax=False,  # a check shows no result text a syntax report could go in
+        )
+        keep_contents_in_store(workspace)
+        return workspace
+
+    # --- leases: a change allowed but not yet made keeps other sessions off the file -------------------
+
+    def _claim(self, session: str, keys: list[str]) -> str | None:
+        """Take the lease of every key for ``session``; the first key another session holds, if any (then
+        nothing is taken)."""
+        if not keys:
+            return None
+        with self._lease_lock() as directory:
+            now = time.time()
+            for key in keys:
+                holder = _read_lease(directory / _lease_name(key))
+                if holder is not None and holder[0] != session and holder[1] > now:
+                    return key
+            for key in keys:
+                _write_lease(directory / _lease_name(key), session, now + LEASE_SECONDS)
+        return None
+
+    def _release(self, session: Session, call: Call) -> None:
+        keys = [session.workspace.provider.key_of(path) for path in call.paths]
+        if not keys:
+            return
+        with self._lease_lock() as directory:
+            for key in keys:
+                lease = directory / _lease_name(key)
+                holder = _read_lease(lease)
+                if holder is not None and (holder[0] == session.key or holder[1] <= time.time()):
+                    with contextlib.suppress(FileNotFoundError):
+                        lease.unlink()
+
+    @contextlib.contextmanager
+    def _lease_lock(self) -> Iterator[Path]:
+        directory = self._leases
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield directory
+        finally:
+            os.close(fd)
+
+
+# A check that did not judge the change: the call could not be formed or run (the harness's own tool then
+# answers it), not a gate's verdict.
+_NOT_A_VERDICT = frozenset({"INVALID_ARGS", "UNKNOWN_TOOL", "INTERNAL_ERROR", "FS_STORE_UNAVAILABLE", "FS_BUSY"})
+
+
+def _lease_directory(store: str | os.PathLike[str] | None) -> Path:
+    if store is not None and not (isinstance(store, str) and "://" in store):
+        return Path(f"{os.fspath(store)}.leases")
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "fs-tools" / "leases"
+
+
+def _lease_name(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _read_lease(path: Path) -> tuple[str, float] | None:
+    try:
+        held = json.loads(path.read_text())
+        return str(held["session"]), float(held["until"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_lease(path: Path, session: str, until: float) -> None:
+    temporary = path.with_suffix(".new")
+    temporary.write_text(json.dumps({"session": session, "until": until}))
+    os.replace(temporary, path)
+
+
+def hook_event(
+    harness: str,
+    event: object,
+    *,
+    roots: Sequence[str | os.PathLike[str]] | None = None,
+    store: str | os.PathLike[str] | None = None,
+    protected: Sequence[str] = (),
+    read_only: bool = False,
+) -> Reply:
+    """The verdict on one hook event, with a workspace opened for it and closed after (what the
+    ``fs-tools hook`` command does per event). Never raises for what the harness sends; a bad
+    ``harness`` name is a ``ValueError``."""
+    gates = HookGates(harness, roots=roots, store=store, protected=protected, read_only=read_only)
+    try:
+        return gates.handle(event)
+    finally:
+        with contextlib.suppress(Exception):
+            gates.close()

@@ -1,0 +1,235 @@
+"""What each harness's hook events look like: which field is the session, which event is before and which
+after a tool call, which of its tools read and which change files (and under which argument), and how it
+wants to be told "no". The tools themselves are fs-tools' dialect of that harness (SPEC §14)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The hook's answer: ``deny`` with the ``reason`` the model reads, or no opinion (``deny`` False);
+    ``note`` is the one line a hook prints on stderr when it could not judge."""
+
+    deny: bool = False
+    reason: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A reply in the harness's protocol: the command's exit status, stdout and stderr."""
+
+    status: int
+    stdout: str = ""
+    stderr: str = ""
+
+
+def _exit_two(reply: Reply) -> Answer:
+    """Claude Code's protocol: exit 2 blocks the call, and stderr is the reason the model reads."""
+    if reply.deny:
+        return Answer(2, stderr=reply.reason)
+    return Answer(0, stderr=reply.note)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call of an event, as the gates take it."""
+
+    session: str
+    phase: str  # "pre": before the tool runs; "post": after it succeeded; "failed": after it failed
+    tool: str  # the harness's name for it
+    arguments: dict[str, Any]
+    paths: tuple[str, ...]  # the files it reads or changes
+    read: bool = False  # a read (observed after), else a change (checked before, adopted after)
+    check: str | None = None  # the dialect tool whose check judges it
+    creates: tuple[str, ...] = ()  # the paths it may create: observed (absent) once it is allowed
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _one(name: str) -> Callable[[dict[str, Any], str | None], tuple[str, ...] | None]:
+    """The path in argument ``name``; a relative one is made absolute against the event's ``cwd`` (in the
+    arguments too), as the harness resolves it."""
+
+    def paths(arguments: dict[str, Any], cwd: str | None) -> tuple[str, ...] | None:
+        path = _text(arguments.get(name))
+        if path is None:
+            return None
+        if cwd is not None and not os.path.isabs(path):
+            path = arguments[name] = os.path.join(cwd, path)
+        return (path,)
+
+    return paths
+
+
+def _patch_paths(arguments: dict[str, Any], cwd: str | None, key: str = "input") -> tuple[str, ...] | None:
+    """Every path a patch names (a move's source and destination both), in patch order."""
+    from fs_tools.errors import ToolArgsError
+    from fs_tools.tools.patch import parse_patch
+
+    text = _text(arguments.get(key))
+    if text is None:
+        return None
+    try:
+        changes = parse_patch(text)
+    except ToolArgsError:
+        return ()  # malformed: the check says so
+    found: list[str] = []
+    for change in changes:
+        found += [path for path in (change.path, change.move_to) if path is not None and path not in found]
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One of the harness's own tools: the argument naming its file(s), and the dialect tool whose
+    check judges a change (None: a read)."""
+
+    paths: Callable[[dict[str, Any], str | None], tuple[str, ...] | None]
+    check: str | None = None
+    creates: bool = False  # it may create the files it names
+
+
+@dataclass(frozen=True)
+class Harness:
+    name: str
+    dialect: str
+    session_field: str
+    pre: frozenset[str]  # the events before a tool runs
+    post: frozenset[str]  # ... after it succeeded
+    failed: frozenset[str]  # ... after it failed
+    tools: Mapping[str, Tool]
+    project_variables: tuple[str, ...] = ()  # the environment variables naming the project's directory
+    adjust: Callable[[str, dict[str, Any]], tuple[str, dict[str, Any]]] | None = None
+    failed_when: Callable[[Mapping[str, Any]], bool] | None = None  # a post event of a call that failed
+    answer: Callable[[Reply], Answer] = _exit_two
+    settings: str | None = None  # the settings file, relative to the project (or the user's home)
+    entries: Mapping[str, str] = field(default_factory=dict)  # event -> the matcher of fs-tools' entry
+    enable: Mapping[str, Any] = field(default_factory=dict)  # settings the hooks need on
+
+    def entry(self, matcher: str, command: str) -> dict[str, Any]:
+        """One matcher group of fs-tools' hook in the settings file."""
+        return {"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 30}]}
+
+    def call_of(self, event: Mapping[str, Any]) -> Call | str:
+        """The tool call of ``event``, or why it is not one fs-tools judges ("" when it simply is not:
+        another event, another tool; a reason when it is malformed)."""
+        name = event.get("hook_event_name")
+        phase = "pre" if name in self.pre else "post" if name in self.post else "failed" if name in self.failed else ""
+        if not phase:
+            return ""
+        tool_name = event.get("tool_name")
+        arguments = event.get("tool_input")
+        if not isinstance(tool_name, str):
+            return f"{name} event without a tool_name"
+        if not isinstance(arguments, Mapping):
+            return f"{name} event for {tool_name} without a tool_input object"
+        arguments = dict(arguments)
+        if self.adjust is not None:
+            tool_name, arguments = self.adjust(tool_name, arguments)
+        tool = self.tools.get(tool_name)
+        if tool is None:
+            return ""
+        session = event.get(self.session_field)
+        if not isinstance(session, str) or not session:
+            return f"{name} event without a {self.session_field}"
+        cwd = event.get("cwd")
+        paths = tool.paths(arguments, cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None)
+        if paths is None:
+            return f"{name} event for {tool_name} without the path it acts on"
+        if phase == "pre" and tool.check is None:
+            return ""  # a read is judged after it happened
+        if phase == "post" and self.failed_when is not None and self.failed_when(event):
+            phase = "failed"
+        return Call(
+            session=session,
+            phase=phase,
+            tool=tool_name,
+            arguments=arguments,
+            paths=paths,
+            read=tool.check is None,
+            check=tool.check,
+            creates=paths if tool.creates else (),
+        )
+
+    def project_of(self, event: Mapping[str, Any]) -> str:
+        for variable in self.project_variables:
+            value = os.environ.get(variable, "")
+            if os.path.isabs(value):
+                return value
+        cwd = event.get("cwd")
+        if isinstance(cwd, str) and os.path.isabs(cwd):
+            return cwd
+        raise ValueError("the event names no absolute cwd, and no --root was given")
+
+
+CLAUDE_CODE = Harness(
+    name="claude-code",
+    dialect="claude-code",
+    session_field="session_id",
+    pre=frozenset({"PreToolUse"}),
+    post=frozenset({"PostToolUse"}),
+    failed=frozenset({"PostToolUseFailure"}),
+    tools={
+        "Read": Tool(_one("file_path")),
+        "Write": Tool(_one("file_path"), check="Write", creates=True),
+        "Edit": Tool(_one("file_path"), check="Edit"),
+        "MultiEdit": Tool(_one("file_path"), check="MultiEdit"),
+        "NotebookEdit": Tool(_one("notebook_path"), check="NotebookEdit"),
+    },
+    project_variables=("CLAUDE_PROJECT_DIR",),
+    settings=".claude/settings.json",
+    entries={
+        "PreToolUse": "Write|Edit|MultiEdit|NotebookEdit",
+        "PostToolUse": "Read|Write|Edit|MultiEdit|NotebookEdit",
+        "PostToolUseFailure": "Write|Edit|MultiEdit|NotebookEdit",
+    },
+)
+
+
+
+def _decision(reply: Reply) -> Answer:
+    """Gemini CLI's protocol: a JSON decision on stdout (exit 2 would also log a hook failure)."""
+    if reply.deny:
+        return Answer(0, stdout=json.dumps({"decision": "deny", "reason": reply.reason}))
+    return Answer(0, stderr=reply.note)
+
+
+def _gemini_failed(event: Mapping[str, Any]) -> bool:
+    response = event.get("tool_response")
+    return isinstance(response, Mapping) and bool(response.get("error"))
+
+
+class _GeminiHarness(Harness):
+    def entry(self, matcher: str, command: str) -> dict[str, Any]:
+        return {"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 30_000}]}
+
+
+GEMINI = _GeminiHarness(
+    name="gemini",
+    dialect="gemini",
+    session_field="session_id",
+    pre=frozenset({"BeforeTool"}),
+    post=frozenset({"AfterTool"}),
+    failed=frozenset(),
+    tools={
+        "read_file": Tool(_one("file_path")),
+        "write_file": Tool(_one("file_path"), check="write_file", creates=True),
+        "replace": Tool(_one("file_path"), check="replace"),
+    },
+    project_variables=("GEMINI_PROJECT_DIR",),
+    failed_when=_gemini_failed,
+    answer=_decision,
+    settings=".gemini/settings.json",
+    entries={"BeforeTool": "^(write_file|replace)$", "AfterTool": "^(read_file|write_file|replace)$"},
+)
+
+HARNESSES: dict[str, Harness] = {harness.name: harness for harness in (CLAUDE_CODE, GEMINI)}

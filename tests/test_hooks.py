@@ -1,0 +1,406 @@
+"""``fs-tools hook`` (SPEC §19) on the events each harness sends, as recorded from Claude Code 2.1.332 and
+Gemini CLI 0.61.0 (the field names and shapes of their hook JSON): gates before a change, observations
+after a read, changes adopted into history, and "no opinion" whenever the hook cannot judge."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fs_tools.hooks import HookGates, Reply, hook_event
+from fs_tools.hooks import command as hook_command
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.py").write_text("def f():\n\treturn 1\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("TOP-SECRET\n")
+    return root
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    return str(tmp_path / "state" / "observations.sqlite")
+
+
+def claude(project: Path, event: str, tool: str, tool_input: dict[str, Any], session: str = "S1") -> dict[str, Any]:
+    """A Claude Code hook event as 2.1.332 sends it."""
+    payload: dict[str, Any] = {
+        "session_id": session,
+        "transcript_path": f"/home/u/.claude/projects/x/{session}.jsonl",
+        "cwd": str(project),
+        "prompt_id": "p1",
+        "permission_mode": "acceptEdits",
+        "effort": "medium",
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_01",
+    }
+    if event == "PostToolUse":
+        payload["tool_response"] = {"filePath": tool_input.get("file_path")}
+        payload["duration_ms"] = 3
+    return payload
+
+
+def gemini(project: Path, event: str, tool: str, tool_input: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A Gemini CLI hook event as 0.61.0 sends it (paths as the model wrote them: relative ones too)."""
+    payload = {
+        "session_id": "G1",
+        "transcript_path": "/home/u/.gemini/tmp/x/chats/session.json",
+        "cwd": str(project),
+        "hook_event_name": event,
+        "timestamp": "2026-12-05T04:00:00.000Z",
+        "tool_name": tool,
+        "tool_input": tool_input,
+    }
+    return {**payload, **extra}
+
+
+EDIT = {"old_string": "\treturn 1", "new_string": "\treturn 2", "replace_all": False}
+
+
+def _edit(project: Path, **changes: Any) -> dict[str, Any]:
+    return {"file_path": str(project / "a.py"), **EDIT, **changes}
+
+
+def test_a_change_to_a_file_not_read_is_denied_with_the_reason(project: Path, store: str) -> None:
+    reply = hook_event("claude-code", claude(project, "PreToolUse", "Edit", _edit(project)), store=store)
+    assert reply.deny
+    assert "has not been read in this session" in reply.reason and "(Read)" in reply.reason
+    reply = hook_event(
+        "claude-code",
+        claude(project, "PreToolUse", "Write", {"file_path": str(project / "a.py"), "content": "x"}),
+        store=store,
+    )
+    assert reply.deny and "this session has not read it" in reply.reason
+    assert (project / "a.py").read_text() == "def f():\n\treturn 1\n"
+
+
+def test_read_then_edit_is_allowed_and_the_edit_adopted(project: Path, store: str) -> None:
+    hook = HookGates("claude-code", store=store)
+    assert hook.handle(claude(project, "PostToolUse", "Read", {"file_path": str(project / "a.py")})) == Reply()
+    assert hook.handle(claude(project, "PreToolUse", "Edit", _edit(project))) == Reply()
+    (project / "a.py").write_text("def f():\n\treturn 2\n")  # what Claude Code's Edit does
+    assert hook.handle(claude(project, "PostToolUse", "Edit", _edit(project))) == Reply()
+    # its own change: the next edit needs no new read
+    again = _edit(project, old_string="\treturn 2", new_string="\treturn 3")
+    assert hook.handle(claude(project, "PreToolUse", "Edit", again)) == Reply()
+    hook.close()
+
+
+def test_a_file_changed_since_the_read_is_stale_with_its_lines(project: Path, store: str) -> None:
+    hook_event("claude-code", claude(project, "PostToolUse", "Read", {"file_path": str(project / "a.py")}), store=store)
+    (project / "a.py").write_text("def f():\n\treturn 9\n")  # another agent, a formatter, the user
+    reply = hook_event("claude-code", claude(project, "PreToolUse", "Edit", _edit(project)), store=store)
+    assert reply.deny
+    assert "changed since this session last read it" in reply.reason and "line 2" in reply.reason
+
+
+def test_a_touch_is_not_a_change(project: Path, store: str) -> None:
+    hook_event("claude-code", claude(project, "PostToolUse", "Read", {"file_path": str(project / "a.py")}), store=store)
+    later = time.time() + 60
+    os.utime(project / "a.py", (later, later))
+    assert hook_event("claude-code", claude(project, "PreToolUse", "Edit", _edit(project)), store=store) == Reply()
+
+
+@pytest.mark.parametrize(
+    ("old_string", "kind"),
+    [("    return 1", "tabs vs spaces"), ("\treturn ١", None)],
+    ids=["tabs", "look-alike"],
+)
+def test_a_near_miss_is_denied_with_the_diagnosis(project: Path, store: str, old_string: str, kind: str | None) -> None:
+    hook_event("claude-code", claude(project, "PostToolUse", "Read", {"file_path": str(project / "a.py")}), store=store)
+    reply = hook_event(
+        "claude-code", claude(project, "PreToolUse", "Edit", _edit(project, old_string=old_string)), store=store
+    )
+    assert reply.deny
+    assert "old_string was not found" in reply.reason and "line 2" in reply.reason
+    if kind is not None:
+        assert kind in reply.reason
+
+
+def test_a_change_outside_the_roots_is_denied(project: Path, store: str) -> None:
+    secret = project.parent / "outside" / "secret.txt"
+    (project / "link").symlink_to(project.parent / "outside")
+    for path in (secret, project / "link" / "secret.txt", project / "link" / "new.txt"):
+        reply = hook_event(
+            "claude-code", claude(project, "PreToolUse", "Write", {"file_path": str(path), "content": "x"}), store=store
+        )
+        assert reply.deny, path
+        assert "outside" in reply.reason or "leads outside" in reply.reason
+    assert secret.read_text() == "TOP-SECRET\n"
+
+
+def test_protected_and_read_only(project: Path, store: str) -> None:
+    (project / ".env").write_text("K=1\n")
+    write = {"file_path": str(project / ".env"), "content": "K=2\n"}
+    hook_event("claude-code", claude(project, "PostToolUse", "Read", {"file_path": write["file_path"]}), store=store)
+    reply = hook_event("claude-code", claude(project, "PreToolUse", "Write", write), store=store, protected=[".env"])
+    assert reply.deny and "protected" in reply.reason
+    new = {"file_path": str(project / "b.txt"), "content": "x"}
+    reply = hook_event("claude-code", claude(project, "PreToolUse", "Write", new), store=store, read_only=True)
+    assert reply.deny and "read-only" in reply.reason
+
+
+def test_a_new_file_is_the_sessions_and_rewinds(project: Path, store: str) -> None:
+    new = {"file_path": str(project / "pkg" / "b.py"), "content": "x = 1\n"}
+    assert hook_event("claude-code", claude(project, "PreToolUse", "Write", new), store=store) == Reply()
+    assert not (project / "pkg").exists()  # the check made nothing
+    (project / "pkg").mkdir()
+    (project / "pkg" / "b.py").write_text("x = 1\n")
+    hook_event("claude-code", claude(project, "PostToolUse", "Write", new), store=store)
+    env = {**os.environ, "FS_TOOLS_STATE": store}
+    shown = subprocess.run(
+        [sys.executable, "-m", "fs_tools", "diff", "--session", "S1", "--root", str(project)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert "+x = 1" in shown.stdout
+    history = subprocess.run(
+        [sys.executable, "-m", "fs_tools", "history", "--session", "S1", "--root", str(project)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    mark = history.stdout.split()[0]
+    subprocess.run(
+        [sys.executable, "-m", "fs_tools", "rewind", mark, "--session", "S1", "--root", str(project)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert not (project / "pkg" / "b.py").exists()
+
+
+def test_a_rewind_never_clobbers_another_sessions_change(project: Path, store: str) -> None:
+    from fs_tools import Workspace
+
+    with Workspace(project, store=store) as workspace:
+        mark = workspace.session("S1").checkpoint()
+    hook_event("claude-code", claude(project, "PostToolUse", "Read", {"file_path": str(project / "a.py")}), store=store)
+    hook_event("claude-code", claude(project, "PreToolUse", "Edit", _edit(project)), store=store)
+    (project / "a.py").write_text("def f():\n\treturn 2\n")
+    hook_event("claude-code", claude(project, "PostToolUse", "Edit", _edit(project)), store=store)
+    (project / "a.py").write_text("def f():\n\treturn 2  # someone else\n")
+    with Workspace(project, store=store) as workspace:
+        report = workspace.session("S1").rewind(mark)
+    assert [item.code for item in report.skipped] == ["FS_STALE_VERSION"]
+    assert (project / "a.py").read_text() == "def f():\n\treturn 2  # someone else\n"
+
+
+def test_two_sessions_racing_on_one_file_lose_no_update(project: Path, store: str) -> None:
+    read = {"file_path": str(project / "a.py")}
+    for session in ("A", "B"):
+        hook_event("claude-code", claude(project, "PostToolUse", "Read", read, session=session), store=store)
+    write_a = {"file_path": read["file_path"], "content": "A\n"}
+    write_b = {"file_path": read["file_path"], "content": "B\n"}
+    assert (
+        hook_event("claude-code", claude(project, "PreToolUse", "Write", write_a, session="A"), store=store) == Reply()
+    )
+    # B's change comes between A's allowed check and A's write: held off, then stale once A wrote
+    busy = hook_event("claude-code", claude(project, "PreToolUse", "Write", write_b, session="B"), store=store)
+    assert busy.deny and "being changed by another agent's session" in busy.reason
+    (project / "a.py").write_text("A\n")
+    hook_event("claude-code", claude(project, "PostToolUse", "Write", write_a, session="A"), store=store)
+    stale = hook_event("claude-code", claude(project, "PreToolUse", "Write", write_b, session="B"), store=store)
+    assert stale.deny and "changed since this session last read it" in stale.reason
+    hook_event("claude-code", claude(project, "PostToolUse", "Read", read, session="B"), store=store)
+    assert (
+        hook_event("claude-code", claude(project, "PreToolUse", "Write", write_b, session="B"), store=store) == Reply()
+    )
+
+
+def test_a_failed_change_releases_its_lease(project: Path, store: str) -> None:
+    read = {"file_path": str(project / "a.py")}
+    for session in ("A", "B"):
+        hook_event("claude-code", claude(project, "PostToolUse", "Read", read, session=session), store=store)
+    hook_event("claude-code", claude(project, "PreToolUse", "Edit", _edit(project), session="A"), store=store)
+    failed = {**claude(project, "PostToolUseFailure", "Edit", _edit(project), session="A"), "error": "boom"}
+    hook_event("claude-code", failed, store=store)
+    assert (
+        hook_event("claude-code", claude(project, "PreToolUse", "Edit", _edit(project), session="B"), store=store)
+        == Reply()
+    )
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        "not an object",
+        {"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_input": {"file_path": "/x"}},  # no session
+        {"hook_event_name": "PreToolUse", "session_id": "S", "tool_name": "Edit"},  # no tool_input
+        {"hook_event_name": "PreToolUse", "session_id": "S", "tool_name": 3, "tool_input": {}},
+        {"hook_event_name": "PreToolUse", "session_id": "S", "tool_name": "Edit", "tool_input": {"old_string": "x"}},
+        {"hook_event_name": "PreToolUse", "session_id": "S", "tool_name": "Edit", "tool_input": {"file_path": "a"}},
+    ],
+)
+def test_what_cannot_be_judged_is_no_opinion_with_a_note(event: object, store: str) -> None:
+    reply = hook_event("claude-code", event, store=store)
+    assert not reply.deny
+    assert reply.note.startswith("fs-tools hook: ") and "no opinion" in reply.note
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"hook_event_name": "SessionStart", "session_id": "S"},
+        {"hook_event_name": "PreToolUse", "session_id": "S", "tool_name": "Bash", "tool_input": {"command": "ls"}},
+        {"hook_event_name": "PreToolUse", "session_id": "S", "tool_name": "Read", "tool_input": {"file_path": "/a"}},
+    ],
+)
+def test_what_is_not_ours_is_silent(event: object, store: str) -> None:
+    assert hook_event("claude-code", event, store=store) == Reply()
+
+
+def test_an_unreachable_store_or_a_bug_is_no_opinion(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reply = hook_event(
+        "claude-code", claude(project, "PreToolUse", "Edit", _edit(project)), store="redis://127.0.0.1:1/0"
+    )
+    assert not reply.deny and "no opinion" in reply.note
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    from fs_tools.workspace import Session
+
+    monkeypatch.setattr(Session, "check", broken)
+    reply = hook_event("claude-code", claude(project, "PreToolUse", "Edit", _edit(project)))
+    assert not reply.deny and "RuntimeError: a bug" in reply.note
+
+
+def test_no_verdict_in_time_is_no_opinion(project: Path, store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fs_tools.hooks import engine
+
+    def slow(*args: object, **kwargs: object) -> Reply:
+        time.sleep(5)
+        return Reply(deny=True, reason="too late")
+
+    monkeypatch.setattr(engine, "hook_event", slow)
+    monkeypatch.setattr(
+        sys,
+        "stdin",
+        io.TextIOWrapper(io.BytesIO(json.dumps(claude(project, "PreToolUse", "Edit", _edit(project))).encode())),
+    )
+    answer = hook_command._judge("claude-code", roots=[], store=store, protected=[], read_only=False, timeout=0.2)
+    assert answer.status == 0 and "no verdict within 0.2 s" in answer.stderr
+
+
+def _run(harness: str, event: object, store: str, *options: str) -> subprocess.CompletedProcess[str]:
+    data = event if isinstance(event, str) else json.dumps(event)
+    return subprocess.run(
+        [sys.executable, "-m", "fs_tools", "hook", "--harness", harness, "--store", store, *options],
+        input=data,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_the_command_speaks_claude_codes_protocol(project: Path, store: str) -> None:
+    denied = _run("claude-code", claude(project, "PreToolUse", "Edit", _edit(project)), store)
+    assert (denied.returncode, denied.stdout) == (2, "")
+    assert "has not been read in this session" in denied.stderr
+    garbage = _run("claude-code", "{not json", store)
+    assert garbage.returncode == 0 and "no opinion" in garbage.stderr and garbage.stdout == ""
+    read = _run("claude-code", claude(project, "PostToolUse", "Read", {"file_path": str(project / "a.py")}), store)
+    assert (read.returncode, read.stdout, read.stderr) == (0, "", "")
+    allowed = _run("claude-code", claude(project, "PreToolUse", "Edit", _edit(project)), store)
+    assert (allowed.returncode, allowed.stdout, allowed.stderr) == (0, "", "")
+
+
+def test_the_command_speaks_gemini_clis_protocol(project: Path, store: str) -> None:
+    replace = {"file_path": "a.py", "instruction": "bump", "old_string": "    return 1", "new_string": "    return 2"}
+    denied = _run("gemini", gemini(project, "BeforeTool", "replace", replace), store)
+    assert denied.returncode == 0
+    decision = json.loads(denied.stdout)
+    assert decision["decision"] == "deny" and "has not been read" in decision["reason"]
+    _run(
+        "gemini",
+        gemini(project, "AfterTool", "read_file", {"file_path": "a.py"}, tool_response={"llmContent": "…"}),
+        store,
+    )
+    near = json.loads(_run("gemini", gemini(project, "BeforeTool", "replace", replace), store).stdout)
+    assert "tabs vs spaces" in near["reason"]
+    exact = {**replace, "old_string": "\treturn 1", "new_string": "\treturn 2"}
+    allowed = _run("gemini", gemini(project, "BeforeTool", "replace", exact), store)
+    assert (allowed.returncode, allowed.stdout) == (0, "")
+
+
+def test_gemini_after_a_failed_tool_adopts_nothing(project: Path, store: str) -> None:
+    read = gemini(project, "AfterTool", "read_file", {"file_path": "a.py"}, tool_response={"llmContent": "…"})
+    hook_event("gemini", read, store=store)
+    replace = {"file_path": "a.py", "old_string": "\treturn 1", "new_string": "\treturn 2"}
+    hook_event("gemini", gemini(project, "BeforeTool", "replace", replace), store=store)
+    failed = gemini(project, "AfterTool", "replace", replace, tool_response={"llmContent": "", "error": "boom"})
+    hook_event("gemini", failed, store=store)
+    assert hook_event("gemini", gemini(project, "BeforeTool", "replace", replace), store=store) == Reply()
+
+
+# --- install / uninstall --------------------------------------------------------------------------------
+
+
+def _cli(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fs_tools", "hook", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "HOME": str(home)},
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("harness", "settings"), [("claude-code", ".claude/settings.json"), ("gemini", ".gemini/settings.json")]
+)
+def test_install_merges_and_uninstall_removes_only_ours(
+    project: Path, tmp_path: Path, harness: str, settings: str
+) -> None:
+    path = project / settings
+    path.parent.mkdir()
+    theirs = {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}
+    before = {"model": "x", "hooks": {"PreToolUse": [theirs], "BeforeTool": [theirs]}}
+    path.write_text(json.dumps(before))
+    for _ in range(2):  # installing again replaces ours, never duplicates it
+        done = _cli("install", "--harness", harness, "--protected", ".env", cwd=project, home=tmp_path)
+        assert done.returncode == 0, done.stderr
+    installed = json.loads(path.read_text())
+    assert installed["model"] == "x"
+    commands = [h["command"] for groups in installed["hooks"].values() for g in groups for h in g["hooks"]]
+    ours = [c for c in commands if hook_command.MARKER in c]
+    assert commands.count("audit.sh") == 2 and len(ours) == len(commands) - 2
+    assert all(f"--harness {harness}" in c and "--protected=.env" in c for c in ours)
+    removed = _cli("uninstall", "--harness", harness, cwd=project, home=tmp_path)
+    assert removed.returncode == 0
+    assert json.loads(path.read_text()) == before
+
+
+def test_install_refuses_settings_it_cannot_read(project: Path, tmp_path: Path) -> None:
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text("{broken")
+    done = _cli("install", "--harness", "claude-code", cwd=project, home=tmp_path)
+    assert done.returncode == 2 and "not valid JSON" in done.stderr
+    assert (project / ".claude" / "settings.json").read_text() == "{broken"
+
+
+def test_install_in_the_users_settings(project: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = _cli("install", "--harness", "claude-code", "--scope", "user", cwd=project, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "PreToolUse" in json.loads((home / ".claude" / "settings.json").read_text())["hooks"]

@@ -367,7 +367,7 @@ def _cli(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(
-    ("harness", "settings"), [("claude-code", ".claude/settings.json"), ("gemini", ".gemini/settings.json")]
+    ("harness", "settings"), [("claude-code", ".claude/settings.json"), ("gemini", ".gemini/settings.json"), ("codex", ".codex/hooks.json")]
 )
 def test_install_merges_and_uninstall_removes_only_ours(
     project: Path, tmp_path: Path, harness: str, settings: str
@@ -404,3 +404,78 @@ def test_install_in_the_users_settings(project: Path, tmp_path: Path) -> None:
     done = _cli("install", "--harness", "claude-code", "--scope", "user", cwd=project, home=home)
     assert done.returncode == 0, done.stderr
     assert "PreToolUse" in json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
+
+
+# --- Codex: apply_patch as a tool or a shell heredoc, reads only through the shell -------------------------
+
+
+def codex(project: Path, event: str, tool: str, command: str, **extra: Any) -> dict[str, Any]:
+    """A Codex hook event as 0.171.0 sends it."""
+    payload = {
+        "session_id": "01a24433-f5b9",
+        "turn_id": "01a24433-f5e3",
+        "transcript_path": "/home/u/.codex/sessions/rollout.jsonl",
+        "cwd": str(project),
+        "hook_event_name": event,
+        "model": "gpt-5.5",
+        "permission_mode": "bypassPermissions",
+        "tool_name": tool,
+        "tool_input": {"command": command},
+        "tool_use_id": "call_1",
+    }
+    return {**payload, **extra}
+
+
+UPDATE = "*** Begin Patch\n*** Update File: a.py\n@@\n def f():\n-\treturn 1\n+\treturn 2\n*** End Patch\n"
+
+
+@pytest.mark.parametrize("form", ["tool", "heredoc"])
+def test_codex_patches_are_gated(project: Path, store: str, form: str) -> None:
+    def pre(patch: str) -> dict[str, Any]:
+        if form == "tool":
+            return codex(project, "PreToolUse", "apply_patch", patch)
+        return codex(project, "PreToolUse", "Bash", f"apply_patch <<'EOF'\n{patch}EOF")
+
+    unread = hook_event("codex", pre(UPDATE), store=store)
+    assert unread.deny and "has not been read" in unread.reason
+    hook_event("codex", codex(project, "PostToolUse", "Bash", "sed -n '1,80p' a.py", tool_response="…"), store=store)
+    near = hook_event("codex", pre(UPDATE.replace("-\treturn 1", "-    return 1")), store=store)
+    assert near.deny and "line 2" in near.reason
+    assert hook_event("codex", pre(UPDATE), store=store) == Reply()
+    added = "*** Begin Patch\n*** Add File: pkg/new.py\n+x = 1\n*** End Patch\n"
+    assert hook_event("codex", pre(added), store=store) == Reply()
+    outside = "*** Begin Patch\n*** Add File: ../outside/new.py\n+x = 1\n*** End Patch\n"
+    denied = hook_event("codex", pre(outside), store=store)
+    assert denied.deny and "outside" in denied.reason
+    assert not (project / "pkg").exists()
+
+
+def test_codex_adopts_an_applied_patch(project: Path, store: str) -> None:
+    hook_event("codex", codex(project, "PostToolUse", "Bash", "cat a.py", tool_response="…"), store=store)
+    assert hook_event("codex", codex(project, "PreToolUse", "apply_patch", UPDATE), store=store) == Reply()
+    (project / "a.py").write_text("def f():\n\treturn 2\n")
+    done = "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nM a.py\n"
+    hook_event("codex", codex(project, "PostToolUse", "apply_patch", UPDATE, tool_response=done), store=store)
+    again = UPDATE.replace("-\treturn 1\n+\treturn 2", "-\treturn 2\n+\treturn 3")
+    assert hook_event("codex", codex(project, "PreToolUse", "apply_patch", again), store=store) == Reply()
+
+
+@pytest.mark.parametrize(
+    ("command", "paths"),
+    [
+        ("cat a.py", ("a.py",)),
+        ("cat a.py b.py", ("a.py", "b.py")),
+        ("sed -n '1,80p' a.py", ("a.py",)),
+        ("head -n 40 a.py", ("a.py",)),
+        ("nl -ba a.py", ("a.py",)),
+        ("cat a.py | grep x", None),
+        ("cat a.py > b.py", None),
+        ("cat $(ls)", None),
+        ("rm a.py", None),
+        ("sed -i 's/a/b/' a.py", None),
+    ],
+)
+def test_codex_reads_only_plain_read_commands(command: str, paths: tuple[str, ...] | None) -> None:
+    from fs_tools.hooks.harnesses import _shell_read
+
+    assert _shell_read(command) == paths

@@ -114,7 +114,13 @@ def install(harness: str, scope: str, project: Path, options: Sequence[str]) -> 
         entries.append(spec.entry(matcher, command))
     settings.update(spec.enable)
     _save(path, settings)
-    return f"installed fs-tools' hooks for {harness} in {path}"
+    done = f"installed fs-tools' hooks for {harness} in {path}"
+    if harness == "codex":  # Codex skips hooks it has not been told to trust, silently
+        done += (
+            "\nCodex runs them only once trusted: review them in codex (/hooks), mark the project trusted in "
+            "$CODEX_HOME/config.toml for .codex/hooks.json, or run codex exec with --dangerously-bypass-hook-trust"
+        )
+    return done
 
 
 def uninstall(harness: str, scope: str, project: Path) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -195,7 +197,6 @@ CLAUDE_CODE = Harness(
 )
 
 
-
 def _decision(reply: Reply) -> Answer:
     """Gemini CLI's protocol: a JSON decision on stdout (exit 2 would also log a hook failure)."""
     if reply.deny:
@@ -232,4 +233,95 @@ GEMINI = _GeminiHarness(
     entries={"BeforeTool": "^(write_file|replace)$", "AfterTool": "^(read_file|write_file|replace)$"},
 )
 
-HARNESSES: dict[str, Harness] = {harness.name: harness for harness in (CLAUDE_CODE, GEMINI)}
+
+# --- Codex: apply_patch (a tool, or a heredoc in a shell command), and reads only through the shell ---------
+
+_HEREDOC = re.compile(r"\s*apply_patch\s*<<-?\s*(['\"]?)(\w+)\1[ \t]*\n(.*)\n\2\s*", re.DOTALL)
+_SHELL_SYNTAX = re.compile(r"[|;&<>`$(){}\n*?\[\]]")
+_READERS = frozenset({"cat", "head", "tail", "nl", "sed"})
+_VALUED = frozenset({"-n", "-c", "--lines", "--bytes"})  # head's and tail's options that take a value
+
+
+def _shell_read(command: str) -> tuple[str, ...] | None:
+    """The files a plain read command shows (``cat a b``, ``sed -n '1,80p' f``, ``head -n 40 f``), or None
+    for anything else: only a single command without shell syntax is understood."""
+    if _SHELL_SYNTAX.search(command.replace("'", "").replace('"', "")):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or words[0] not in _READERS:
+        return None
+    program, rest = words[0], words[1:]
+    if program == "sed":
+        if not rest or rest[0] != "-n" or len(rest) < 3 or _SHELL_SYNTAX.search(" ".join(rest[2:])):
+            return None
+        return tuple(rest[2:])
+    paths: list[str] = []
+    skip = False
+    for word in rest:
+        if skip:
+            skip = False
+        elif word in _VALUED:
+            skip = True
+        elif not word.startswith("-"):
+            paths.append(word)
+    return tuple(paths) or None
+
+
+def _codex_adjust(tool: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    command = arguments.get("command")
+    if not isinstance(command, str):
+        return tool, arguments
+    if tool == "apply_patch":
+        return "apply_patch", {"input": command}
+    if tool == "Bash":
+        heredoc = _HEREDOC.fullmatch(command)
+        if heredoc is not None:
+            return "apply_patch", {"input": heredoc.group(3) + "\n"}
+        read = _shell_read(command)
+        if read is not None:
+            return "shell read", {"paths": list(read)}
+    return tool, arguments
+
+
+def _listed(arguments: dict[str, Any], cwd: str | None) -> tuple[str, ...] | None:
+    paths = arguments.get("paths")
+    if not isinstance(paths, list):
+        return None
+    return tuple(os.path.join(cwd, path) if cwd is not None else path for path in paths if isinstance(path, str))
+
+
+def _absolute_patch_paths(arguments: dict[str, Any], cwd: str | None) -> tuple[str, ...] | None:
+    found = _patch_paths(arguments, cwd)
+    if found is None or cwd is None:
+        return found
+    return tuple(os.path.join(cwd, path) for path in found)
+
+
+def _codex_failed(event: Mapping[str, Any]) -> bool:
+    response = event.get("tool_response")
+    return (
+        isinstance(response, str) and response.startswith("Exit code: ") and not response.startswith("Exit code: 0\n")
+    )
+
+
+CODEX = Harness(
+    name="codex",
+    dialect="codex",
+    session_field="session_id",
+    pre=frozenset({"PreToolUse"}),
+    post=frozenset({"PostToolUse"}),
+    failed=frozenset(),
+    tools={
+        "apply_patch": Tool(_absolute_patch_paths, check="apply_patch", creates=True),
+        "shell read": Tool(_listed),
+    },
+    adjust=_codex_adjust,
+    failed_when=_codex_failed,
+    settings=".codex/hooks.json",
+    entries={"PreToolUse": "apply_patch|Bash", "PostToolUse": "apply_patch|Bash"},
+)
+
+HARNESSES: dict[str, Harness] = {harness.name: harness for harness in (CLAUDE_CODE, GEMINI, CODEX)}

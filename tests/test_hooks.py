@@ -367,7 +367,8 @@ def _cli(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(
-    ("harness", "settings"), [("claude-code", ".claude/settings.json"), ("gemini", ".gemini/settings.json"), ("codex", ".codex/hooks.json")]
+    ("harness", "settings"),
+    [("claude-code", ".claude/settings.json"), ("gemini", ".gemini/settings.json"), ("codex", ".codex/hooks.json")],
 )
 def test_install_merges_and_uninstall_removes_only_ours(
     project: Path, tmp_path: Path, harness: str, settings: str

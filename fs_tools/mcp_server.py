@@ -99,9 +99,13 @@ def tool_list(workspace: Workspace) -> list[types.Tool]:
     return [types.Tool.model_validate(definition) for definition in mcp_json.tool_definitions(workspace)]
 
 
-def to_call_result(result: ToolResult) -> types.CallToolResult:
-    """The SDK's form of ``mcp_json.call_result``, which ``fs-tools call --json`` prints."""
-    return types.CallToolResult.model_validate(mcp_json.call_result(result))
+def to_call_result(result: ToolResult, *, structured: bool = True) -> types.CallToolResult:
+    """The SDK's form of ``mcp_json.call_result``, which ``fs-tools call --json`` prints; without
+    ``structuredContent`` when not ``structured``."""
+    shaped = mcp_json.call_result(result)
+    if not structured:
+        del shaped["structuredContent"]
+    return types.CallToolResult.model_validate(shaped)
 
 
 def stdio_inline_tools(workspace: Workspace) -> frozenset[str]:
@@ -139,8 +143,11 @@ def build_server(
     *,
     audit: AuditLog | None = None,
     inline: frozenset[str] = frozenset(),
+    structured: bool = True,
 ) -> Server[Any]:
-    """``inline`` names the tools run on the event loop instead of a worker thread."""
+    """``inline`` names the tools run on the event loop instead of a worker thread; ``structured=False``
+    leaves ``structuredContent`` out of results, for a client that would show the model only that (the
+    Claude Agent SDK's in-process servers: a read's lines would never reach the model)."""
     tools = tool_list(workspace)
     schemas = {tool.name: tool.input_schema for tool in tools}
 
@@ -167,7 +174,7 @@ def build_server(
             result = ToolResult.failure(internal(exc, params.name))
         if audit is not None:
             audit.record(session, params.name, raw, result, time.perf_counter() - started)
-        return to_call_result(result)
+        return to_call_result(result, structured=structured)
 
     return Server(
         "fs-tools",

@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("fs_tools.tools", "fs_tools.adoption"),
     ("fs_tools.boundary", "fs_tools.diagnostics", "fs_tools.presenters"),
     ("fs_tools.workspace",),
+    ("fs_tools.hooks",),
     (
         "fs_tools.adapters",
         "fs_tools.mcp_json",
@@ -31,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
         "fs_tools.reference",
         "fs_tools",  # the package's face: lazy re-exports of the workspace and the vocabulary
     ),
-    ("fs_tools.mcp_server", "fs_tools.replicas"),
+    ("fs_tools.mcp_server", "fs_tools.replicas", "fs_tools.adapters.claude_agent_sdk"),
     ("fs_tools.cli", "fs_tools.__main__"),
 ]
 # Imports of the provider's inner modules from outside it, each with why it is allowed.

@@ -35,7 +35,9 @@ class HookGates:
     """The gates for one harness's hook events, on a workspace opened once (an in-process hook keeps one;
     the ``fs-tools hook`` command opens one per event). ``roots`` default to the event's ``cwd`` (Claude
     Code's and Gemini CLI's project directory when they name it); ``store`` is a SQLite file or a Redis URL
-    (None: in memory, for one process); ``protected`` and ``read_only`` are the workspace's."""
+    (None: in memory, for one process); ``protected`` and ``read_only`` are the workspace's. Given a
+    ``workspace`` (an in-process hook beside fs-tools' own tools), the gates share its roots, files, store
+    and policy, so a read through either counts for both; it stays the caller's to close."""
 
     def __init__(
         self,
@@ -46,6 +48,7 @@ class HookGates:
         protected: Sequence[str] = (),
         read_only: bool = False,
         leases: str | os.PathLike[str] | None = None,
+        workspace: Workspace | None = None,
     ) -> None:
         if harness not in HARNESSES:
             raise ValueError(f"unknown harness {harness!r}; one of {', '.join(HARNESSES)}")
@@ -56,10 +59,14 @@ class HookGates:
         self._read_only = read_only
         self._leases = Path(leases) if leases is not None else _lease_directory(store)
         self._workspaces: dict[tuple[str, ...], Workspace] = {}
+        self._beside = workspace
+        if workspace is not None:
+            self._roots = [str(root) for root in workspace.roots]
 
     def close(self) -> None:
-        for workspace in self._workspaces.values():
-            workspace.close()
+        if self._beside is None:  # one beside the caller's shares its provider: the caller closes that
+            for workspace in self._workspaces.values():
+                workspace.close()
         self._workspaces.clear()
 
     def __enter__(self) -> HookGates:
@@ -142,6 +149,18 @@ class HookGates:
     def _open(self, roots: list[str]) -> Workspace:
         from fs_tools.workspace import Workspace, keep_contents_in_store
 
+        beside = self._beside
+        if beside is not None:
+            sibling = Workspace(
+                beside.provider,
+                dialect=self.harness.dialect,
+                store=beside.store,
+                protected=beside.protected.patterns,
+                read_only=beside.read_only,
+                check_syntax=False,
+            )
+            sibling.history = beside.history  # one history: diff and rewind cover both kinds of change
+            return sibling
         workspace = Workspace(
             roots,
             dialect=self.harness.dialect,

@@ -11,7 +11,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from fs_tools.errors import FsError
 from fs_tools.history.model import Effect
+from fs_tools.provider import decode_text
 from fs_tools.tools.base import ToolContext
 from policy import ABSENT, Present
 
@@ -60,16 +62,42 @@ def _look(ctx: ToolContext, path: str, limit: int) -> Seen:
     return Seen(key, version, data, True)
 
 
-def observe(ctx: ToolContext, path: str) -> str | None:
+def observe(ctx: ToolContext, path: str, shown: tuple[int, str] | None = None) -> str | None:
     """Record that the session has seen ``path`` as it is now (absent, or at its version); the version
-    recorded (None: absent, or a file that never held still, which is left unrecorded)."""
+    recorded (None: absent, or a file that never held still, which is left unrecorded).
+
+    ``shown`` is what the other tool showed: its first line's number and the text of its lines. When the
+    file's lines there differ now (it changed between that read and this record), nothing is recorded:
+    the session saw another version, and its next change must not rest on this one."""
     seen = _look(ctx, path, ctx.provider.remember_limit)
     if not seen.exists:
         ctx.store.put(ctx.session, seen.key, ABSENT)
     elif seen.version is not None:
+        if shown is not None and not _shows(seen.data, shown):
+            return None
         ctx.store.put(ctx.session, seen.key, Present(seen.version))
     ctx.changed(seen.key)
     return seen.version
+
+
+_LONG_LINE = 1000  # a reader may cut a line this long: such lines are not compared
+
+
+def _shows(data: bytes | None, shown: tuple[int, str]) -> bool:
+    """Whether ``data``'s lines from ``shown[0]`` are ``shown[1]``'s (line endings aside). Bytes not kept,
+    or not text: not comparable, taken as shown."""
+    if data is None:
+        return True
+    try:
+        text = decode_text(data, "").text
+    except FsError:
+        return True
+    first, excerpt = shown
+    want = excerpt.replace("\r\n", "\n").split("\n")
+    have = text.replace("\r\n", "\n").split("\n")[max(first, 1) - 1 :][: len(want)]
+    if len(want) > len(have):
+        return False
+    return all(a == b or len(a) > _LONG_LINE or len(b) > _LONG_LINE for a, b in zip(want, have, strict=False))
 
 
 def adopt(ctx: ToolContext, path: str) -> str | None:

@@ -480,3 +480,27 @@ def test_codex_reads_only_plain_read_commands(command: str, paths: tuple[str, ..
     from fs_tools.hooks.harnesses import _shell_read
 
     assert _shell_read(command) == paths
+
+
+def test_a_read_is_recorded_only_as_the_model_saw_it(project: Path, store: str) -> None:
+    """Between Claude Code's Read and its hook, another agent changes the file: the version the hook finds
+    is not what the model saw, so it is not recorded, and a Write resting on that read is denied."""
+    read = claude(project, "PostToolUse", "Read", {"file_path": str(project / "a.py")})
+    shown = {
+        "type": "text",
+        "file": {
+            "filePath": str(project / "a.py"),
+            "content": "def f():\n\treturn 1\n",
+            "numLines": 3,
+            "startLine": 1,
+            "totalLines": 3,
+        },
+    }
+    (project / "a.py").write_text("def f():\n\treturn 7\n")  # in between
+    hook_event("claude-code", {**read, "tool_response": shown}, store=store)
+    write = {"file_path": str(project / "a.py"), "content": "def f():\n\treturn 2\n"}
+    assert hook_event("claude-code", claude(project, "PreToolUse", "Write", write), store=store).deny
+    # what it showed is what is there: recorded (a window of lines too)
+    now = {"type": "text", "file": {"content": "\treturn 7", "numLines": 1, "startLine": 2, "totalLines": 3}}
+    hook_event("claude-code", {**read, "tool_response": now}, store=store)
+    assert hook_event("claude-code", claude(project, "PreToolUse", "Write", write), store=store) == Reply()

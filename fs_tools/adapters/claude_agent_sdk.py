@@ -53,7 +53,8 @@ class ClaudeAgentTools:
         history after its reads and changes."""
         from claude_agent_sdk import HookMatcher
 
-        return {event: [HookMatcher(matcher=matcher, hooks=[self._callback])] for event, matcher in _EVENTS.items()}
+        callback: Any = self._callback  # the SDK's input types are TypedDicts of the same fields
+        return {event: [HookMatcher(matcher=matcher, hooks=[callback])] for event, matcher in _EVENTS.items()}
 
     async def _callback(self, input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
         session = input_data.get("session_id") if isinstance(input_data, dict) else None

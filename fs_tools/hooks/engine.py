@@ -128,7 +128,7 @@ class HookGates:
             if call.read:
                 for path in call.paths:
                     with contextlib.suppress(HarnessError):  # outside the roots, unreadable: nothing seen
-                        session.observe(path)
+                        session.observe(path, shown=call.shown)
                 return
             for path in call.paths:
                 with contextlib.suppress(HarnessError):

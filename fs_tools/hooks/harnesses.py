@@ -51,6 +51,7 @@ class Call:
     read: bool = False  # a read (observed after), else a change (checked before, adopted after)
     check: str | None = None  # the dialect tool whose check judges it
     creates: tuple[str, ...] = ()  # the paths it may create: observed (absent) once it is allowed
+    shown: tuple[int, str] | None = None  # a read's first line and the text it showed, when the event says
 
 
 def _text(value: object) -> str | None:
@@ -112,6 +113,7 @@ class Harness:
     project_variables: tuple[str, ...] = ()  # the environment variables naming the project's directory
     adjust: Callable[[str, dict[str, Any]], tuple[str, dict[str, Any]]] | None = None
     failed_when: Callable[[Mapping[str, Any]], bool] | None = None  # a post event of a call that failed
+    shown_by: Callable[[Mapping[str, Any]], tuple[int, str] | None] | None = None  # what a read showed
     answer: Callable[[Reply], Answer] = _exit_two
     settings: str | None = None  # the settings file, relative to the project (or the user's home)
     entries: Mapping[str, str] = field(default_factory=dict)  # event -> the matcher of fs-tools' entry
@@ -160,6 +162,7 @@ class Harness:
             read=tool.check is None,
             check=tool.check,
             creates=paths if tool.creates else (),
+            shown=self.shown_by(event) if self.shown_by is not None and tool.check is None else None,
         )
 
     def project_of(self, event: Mapping[str, Any]) -> str:
@@ -171,6 +174,18 @@ class Harness:
         if isinstance(cwd, str) and os.path.isabs(cwd):
             return cwd
         raise ValueError("the event names no absolute cwd, and no --root was given")
+
+
+def _claude_shown(event: Mapping[str, Any]) -> tuple[int, str] | None:
+    """What Claude Code's ``Read`` of a text file showed (``tool_response.file``: ``startLine``, ``content``)."""
+    response = event.get("tool_response")
+    file = response.get("file") if isinstance(response, Mapping) and response.get("type") == "text" else None
+    if not isinstance(file, Mapping):
+        return None
+    start, content = file.get("startLine"), file.get("content")
+    if isinstance(start, int) and not isinstance(start, bool) and isinstance(content, str):
+        return start, content
+    return None
 
 
 CLAUDE_CODE = Harness(
@@ -188,6 +203,7 @@ CLAUDE_CODE = Harness(
         "NotebookEdit": Tool(_one("notebook_path"), check="NotebookEdit"),
     },
     project_variables=("CLAUDE_PROJECT_DIR",),
+    shown_by=_claude_shown,
     settings=".claude/settings.json",
     entries={
         "PreToolUse": "Write|Edit|MultiEdit|NotebookEdit",

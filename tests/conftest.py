@@ -14,7 +14,11 @@ from tests.redis_server import RedisServer
 def _no_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """The suite's servers and commands run with the settings each test gives, never the FS_TOOLS_*
     variables of whoever runs the tests (FS_TOOLS_READ_ONLY=1 would fail every write)."""
-    for name in [name for name in os.environ if name.startswith("FS_TOOLS_") and name != "FS_TOOLS_INSPECTOR_DIR"]:
+    for name in [
+        name
+        for name in os.environ
+        if name.startswith("FS_TOOLS_") and name not in ("FS_TOOLS_INSPECTOR_DIR", "FS_TOOLS_HARNESS_DIR")
+    ]:
         monkeypatch.delenv(name)
 
 

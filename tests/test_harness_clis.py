@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -468,3 +469,60 @@ def test_codex_a_heredoc_patch_through_the_shell_is_judged_too(codex: Harness) -
     error, text = _last_result(codex, run, 3)
     assert not error, text
     assert target.read_text() == "ALPHA\nbeta\ngamma\n"
+
+
+# --- two sessions at once ---------------------------------------------------------------------------------
+
+LEASE = "is being changed by another agent's session"
+STALE = "changed since this session last read it"
+
+
+def test_claude_code_two_sessions_writing_one_file_at_once_lose_no_update(tmp_path: Path) -> None:
+    """Two ``claude -p`` on one project and one store both Read a file, then both Write it. Their fakes
+    hold both Write turns at a barrier and let them go together, so both sessions' PreToolUse hooks run at
+    about the same moment. Which one wins is up to the scheduler; what may never happen is both landing (the
+    second would overwrite a change its session never read). One Write lands; the other session reads
+    fs-tools' denial (the lease taken by the allowed Write, or, if that one was already made, the staleness
+    of its read), and the file holds the landed Write's text."""
+    ClaudeCode.executable()
+    project = tmp_path / "project"
+    project.mkdir()
+    store = (tmp_path / "state" / "observations.sqlite").resolve()
+    sessions: dict[str, Harness] = {}
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()  # a home each; the project, its settings and the store shared
+        sessions[name] = ClaudeCode(project.resolve(), (tmp_path / name).resolve(), store)
+    sessions["one"].install()
+    target = project / "a.txt"
+    target.write_text(TEXT)
+    together = threading.Barrier(len(sessions), timeout=CLI_TIMEOUT / 2)
+
+    def script(name: str) -> list[Turn]:
+        write = call("Write", together.wait, file_path=str(target), content=f"written by {name}\n")
+        return [call("Read", file_path=str(target)), write, Turn(text="done")]
+
+    runs: dict[str, Run] = {}
+    failures: list[BaseException] = []
+
+    def run(name: str, harness: Harness) -> None:
+        try:
+            runs[name] = harness.run(script(name))
+        except BaseException as exc:  # pytest.fail's too: reported below, not lost in the thread
+            failures.append(exc)
+            together.abort()  # the other session's fake stops waiting
+
+    threads = [threading.Thread(target=run, args=(name, harness)) for name, harness in sessions.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(CLI_TIMEOUT + 30)
+    assert not failures, failures
+    outcomes = {name: _last_result(harness, runs[name], 2) for name, harness in sessions.items()}
+    for name, harness in sessions.items():
+        assert _last_result(harness, runs[name], 1)[0] is False, name  # the Read went through
+    landed = [name for name, (error, _) in outcomes.items() if not error]
+    assert len(landed) == 1, outcomes  # both landing is a lost update; neither, a denial too many
+    (denied,) = set(outcomes) - set(landed)
+    reason = outcomes[denied][1]
+    assert LEASE in reason or STALE in reason, reason
+    assert target.read_text() == f"written by {landed[0]}\n"

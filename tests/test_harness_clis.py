@@ -475,6 +475,7 @@ def test_codex_a_heredoc_patch_through_the_shell_is_judged_too(codex: Harness) -
 
 LEASE = "is being changed by another agent's session"
 STALE = "changed since this session last read it"
+CLAUDE_STALE = "has been modified since read"  # Claude Code's own check, before any hook, on a late Write
 
 
 def test_claude_code_two_sessions_writing_one_file_at_once_lose_no_update(tmp_path: Path) -> None:
@@ -483,7 +484,9 @@ def test_claude_code_two_sessions_writing_one_file_at_once_lose_no_update(tmp_pa
     about the same moment. Which one wins is up to the scheduler; what may never happen is both landing (the
     second would overwrite a change its session never read). One Write lands; the other session reads
     fs-tools' denial (the lease taken by the allowed Write, or, if that one was already made, the staleness
-    of its read), and the file holds the landed Write's text."""
+    of its read), and the file holds the landed Write's text. A session let go so late that the other's Write
+    had already landed before Claude Code validated its own may be refused by Claude Code itself, before its
+    hook runs: not seen in runs here (the lease or the stale denial, about evenly), but no lost update either."""
     ClaudeCode.executable()
     project = tmp_path / "project"
     project.mkdir()
@@ -524,5 +527,5 @@ def test_claude_code_two_sessions_writing_one_file_at_once_lose_no_update(tmp_pa
     assert len(landed) == 1, outcomes  # both landing is a lost update; neither, a denial too many
     (denied,) = set(outcomes) - set(landed)
     reason = outcomes[denied][1]
-    assert LEASE in reason or STALE in reason, reason
+    assert LEASE in reason or STALE in reason or CLAUDE_STALE in reason, reason
     assert target.read_text() == f"written by {landed[0]}\n"

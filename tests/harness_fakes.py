@@ -1,4 +1,4 @@
-"""Scripted stand-ins for the model APIs of Claude Code and Gemini CLI, so that the real CLIs run offline in
+"""Scripted stand-ins for the model APIs of Claude Code, Gemini CLI and Codex, so that the real CLIs run offline in
 tests/test_harness_clis.py. Standard library only: an HTTP server on a free loopback port, in a thread.
 
 A script is a list of :class:`Turn` s, one per model turn of the agent loop: tool calls, or a final text.
@@ -291,3 +291,86 @@ class FakeGemini(FakeModelAPI):
                 if isinstance(part, dict) and "functionResponse" in part:
                     found.append(part["functionResponse"])
         return found
+
+
+# --- OpenAI Responses API (Codex) -------------------------------------------------------------------------
+
+_MODEL_ITEMS = frozenset({"function_call", "custom_tool_call", "reasoning"})
+_CALL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+
+class FakeOpenAI(FakeModelAPI):
+    """``POST /v1/responses``, answered as a server-sent event stream. A call is ``(name, arguments)``: a
+    dict of arguments makes a ``function_call`` (``exec_command``), a string a ``custom_tool_call`` whose
+    ``input`` it is (the freeform ``apply_patch`` tool). Codex sends the conversation as ``input`` items; the
+    model's turns in it are the runs of consecutive model items (calls, assistant messages). Each request
+    names its session (``client_metadata.session_id``): kept in ``sessions``."""
+
+    def __init__(self, script: list[Turn]) -> None:
+        super().__init__(script)
+        self.sessions: list[str] = []
+
+    def is_agent_request(self, path: str, body: dict[str, Any]) -> bool:
+        return path.split("?")[0].endswith("/responses") and bool(body.get("tools"))
+
+    def model_turns(self, body: dict[str, Any]) -> int:
+        turns, inside = 0, False
+        for item in body.get("input") or []:
+            if not isinstance(item, dict):
+                continue
+            by_model = item.get("type") in _MODEL_ITEMS or (
+                item.get("type") == "message" and item.get("role") == "assistant"
+            )
+            turns += by_model and not inside
+            inside = by_model
+        return turns
+
+    def _items(self, turn: Turn) -> list[dict[str, Any]]:
+        if not turn.calls:
+            text = {"type": "output_text", "text": turn.text, "annotations": []}
+            return [{"type": "message", "id": f"msg_{next(_ids)}", "role": "assistant", "content": [text]}]
+        items = []
+        for name, arguments in turn.calls:
+            number = next(_ids)
+            if isinstance(arguments.get("input"), str) and len(arguments) == 1:
+                item = {"type": "custom_tool_call", "id": f"ctc_{number}", "name": name, "input": arguments["input"]}
+            else:
+                item = {"type": "function_call", "id": f"fc_{number}", "name": name, "arguments": json.dumps(arguments)}
+            items.append({**item, "call_id": f"call_{number}", "status": "completed"})
+        return items
+
+    def _stream(self, items: list[dict[str, Any]]) -> tuple[str, bytes]:
+        response = {"id": f"resp_{next(_ids)}", "object": "response", "status": "in_progress", "output": []}
+        chunks = [_event("response.created", {"type": "response.created", "response": response})]
+        for index, item in enumerate(items):
+            for kind in ("response.output_item.added", "response.output_item.done"):
+                chunks.append(_event(kind, {"type": kind, "output_index": index, "item": item}))
+        usage = {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        }
+        done = {**response, "status": "completed", "output": items, "usage": usage}
+        chunks.append(_event("response.completed", {"type": "response.completed", "response": done}))
+        return "text/event-stream", b"".join(chunks)
+
+    def agent_reply(self, turn: Turn, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
+        session = (body.get("client_metadata") or {}).get("session_id") or body.get("prompt_cache_key")
+        if session:
+            with self._lock:
+                if session not in self.sessions:
+                    self.sessions.append(str(session))
+        return self._stream(self._items(turn))
+
+    def side_reply(self, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
+        if not path.split("?")[0].endswith("/responses"):
+            return "application/json", b"{}"
+        return self._stream(self._items(Turn(text="ok")))
+
+    def call_outputs(self, request: int = -1) -> list[dict[str, Any]]:
+        """The ``function_call_output`` and ``custom_tool_call_output`` items of an agent request (default:
+        the last), in order."""
+        items = self.requests[request].get("input") or []
+        return [item for item in items if isinstance(item, dict) and item.get("type") in _CALL_OUTPUTS]

@@ -1,27 +1,34 @@
-"""``fs-tools hook`` inside the real harnesses (SPEC §19): Claude Code 2.1.332 and Gemini CLI 0.61.0, pinned in
-``.ci/harnesses/package.json`` and installed there by .ci/run, run headless and offline against the scripted
-model APIs of tests/harness_fakes.py, with fs-tools' entries written by ``fs-tools hook install``. What the
-model reads next (the tool result carrying fs-tools' reason) and what is on disk after are checked.
+"""``fs-tools hook`` inside the real harnesses (SPEC §19): Claude Code 2.1.332, Gemini CLI 0.61.0 and Codex
+0.171.0, pinned in ``.ci/harnesses/package.json`` and installed there by .ci/run, run headless and offline
+against the scripted model APIs of tests/harness_fakes.py, with fs-tools' entries written by ``fs-tools hook
+install``. What the model reads next (the tool result carrying fs-tools' reason) and what is on disk after are
+checked.
 
-``FS_TOOLS_HARNESS_DIR`` names another directory holding ``node_modules/.bin/{claude,gemini}``; a CLI that is
-not there is skipped. Known limits of the harnesses, measured: Claude Code checks an Edit's old_string
-(not found, not unique) before its PreToolUse hook runs, so a near miss is tested through Gemini CLI only,
-whose BeforeTool hook runs before replace matches anything.
+``FS_TOOLS_HARNESS_DIR`` names another directory holding ``node_modules/.bin/{claude,gemini,codex}``; a CLI that
+is not there is skipped. Known limits of the harnesses, measured: Claude Code checks an Edit's old_string
+(not found, not unique) before its PreToolUse hook runs, so a near miss is tested through Gemini CLI and Codex
+only, whose hooks run before their tools match anything (Codex alone would even apply a patch whose context
+differs in whitespace only).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.harness_fakes import FakeAnthropic, FakeGemini, FakeModelAPI, Turn, call
+from tests.harness_fakes import FakeAnthropic, FakeGemini, FakeModelAPI, FakeOpenAI, Turn, call
 
 REPO = Path(__file__).resolve().parent.parent
 HARNESS_DIR = Path(os.environ.get("FS_TOOLS_HARNESS_DIR", REPO / ".ci" / "harnesses"))
@@ -59,7 +66,7 @@ class Harness:
         if not os.access(path, os.X_OK):
             pytest.skip(
                 f"{cls.binary} is not installed in {HARNESS_DIR} (npm ci --prefix .ci/harnesses, or set "
-                "FS_TOOLS_HARNESS_DIR to a directory with node_modules/.bin/claude and gemini)"
+                "FS_TOOLS_HARNESS_DIR to a directory with node_modules/.bin/claude, gemini and codex)"
             )
         return path
 
@@ -108,10 +115,14 @@ class Harness:
         assert not api.errors, api.errors
         assert done.returncode == 0, f"{self.name} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
         try:
-            output = json.loads(done.stdout)
+            output = self.parse(done.stdout, api)
         except ValueError:
             pytest.fail(f"{self.name} printed no JSON:\n{done.stdout}\n{done.stderr}")
         return Run(done.returncode, output, done.stderr, api)
+
+    def parse(self, stdout: str, api: FakeModelAPI) -> dict[str, Any]:
+        """The run's result, with its ``session_id``, from what the CLI printed."""
+        return dict(json.loads(stdout))
 
     # the model's side
     def path(self, name: str) -> str:
@@ -218,17 +229,109 @@ class GeminiCLI(Harness):
         return run.stderr  # "Hook system message: ..."
 
 
-@pytest.fixture(params=[ClaudeCode, GeminiCLI], ids=["claude-code", "gemini"])
-def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Harness:
-    kind: type[Harness] = request.param
+class Codex(Harness):
+    """``codex exec`` with model "gpt-5.5" (the one whose tools include the freeform ``apply_patch``), against
+    a provider named "fake" in ``$CODEX_HOME/config.toml``, the project marked trusted there and the hooks
+    trusted by a flag (else Codex skips ``.codex/hooks.json`` silently). Codex refuses a ``CODEX_HOME`` under
+    the temp directory (it puts its apply_patch helper there), so ``home`` is under the checkout (see the
+    fixture). Codex has no read tool: the model reads with ``cat`` through ``exec_command``."""
+
+    name = "codex"
+    binary = "codex"
+    api_class = FakeOpenAI
+
+    def command(self) -> list[str]:
+        flags = ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--disable", "plugins"]
+        # a project's hooks run only if the project is trusted (config.toml) and the hooks are too: reviewed
+        # in the TUI, which records their hash, or, headless, this flag
+        return ["exec", *flags, "--dangerously-bypass-hook-trust", "do the task"]
+
+    def cli_env(self, api: FakeModelAPI) -> dict[str, str]:
+        codex_home = self.home / ".codex"
+        codex_home.mkdir(parents=True, exist_ok=True)
+        (codex_home / "config.toml").write_text(
+            'model = "gpt-5.5"\nmodel_provider = "fake"\n\n'
+            f'[model_providers.fake]\nname = "fake"\nbase_url = "{api.url}/v1"\n'
+            'wire_api = "responses"\nenv_key = "FAKE_OPENAI_KEY"\n\n'
+            f'[projects.{json.dumps(str(self.project))}]\ntrust_level = "trusted"\n'
+        )
+        return {"CODEX_HOME": str(codex_home), "FAKE_OPENAI_KEY": "sk-fake-key", "RUST_LOG": "warn"}
+
+    def parse(self, stdout: str, api: FakeModelAPI) -> dict[str, Any]:
+        # not --json: its events leave out how each hook run ended, which stderr shows ("hook: PreToolUse
+        # Failed"); the session id (the hooks' session_id) is in every request's client_metadata
+        assert isinstance(api, FakeOpenAI)
+        assert len(api.sessions) == 1, api.sessions
+        return {"session_id": api.sessions[0], "result": stdout}
+
+    def path(self, name: str) -> str:
+        return name  # patch paths are relative to the session's cwd
+
+    def read(self, name: str) -> Turn:
+        return call("exec_command", cmd=f"cat {self.path(name)}")
+
+    def patch(self, body: str, before: Any = None) -> Turn:
+        return call("apply_patch", before, input=f"*** Begin Patch\n{body}*** End Patch\n")
+
+    def edit(self, name: str, old: str, new: str, before: Any = None) -> Turn:
+        """Whole lines only: ``old`` by ``new``, as a patch hunk."""
+        hunk = "".join(f"-{line}\n" for line in old.split("\n")) + "".join(f"+{line}\n" for line in new.split("\n"))
+        return self.patch(f"*** Update File: {self.path(name)}\n@@\n{hunk}", before)
+
+    def results(self, run: Run, request: int) -> list[tuple[bool, str]]:
+        """Codex flags no error: a result is one when a hook blocked the call, or a patch or command failed."""
+        assert isinstance(run.api, FakeOpenAI)
+        found = []
+        for item in run.api.call_outputs(request):
+            output = item.get("output")
+            if isinstance(output, dict):
+                output = output.get("content") or output.get("body") or json.dumps(output)
+            if isinstance(output, list):
+                output = "".join(part.get("text", "") for part in output if isinstance(part, dict))
+            text = str(output)
+            failed = "blocked by PreToolUse hook" in text or "verification failed" in text
+            failed = failed or ("exited with code" in text and "exited with code 0" not in text)
+            found.append((failed, text))
+        return found
+
+    def hook_output(self, run: Run) -> str:
+        return run.stderr
+
+
+HOMES = REPO / ".harness-homes"  # gitignored: homes that must not be under the temp directory (Codex)
+
+
+@contextlib.contextmanager
+def _made(kind: type[Harness], tmp_path: Path) -> Iterator[Harness]:
+    """A ``kind`` harness with a project, a home and a store of its own, fs-tools' hooks installed."""
     kind.executable()
     project = tmp_path / "project"
-    home = tmp_path / "home"
     project.mkdir()
-    home.mkdir()
-    made = kind(project.resolve(), home.resolve(), (tmp_path / "state" / "observations.sqlite").resolve())
-    made.install()
-    return made
+    if kind is Codex:
+        HOMES.mkdir(exist_ok=True)
+        home = Path(tempfile.mkdtemp(prefix="codex-", dir=HOMES))
+    else:
+        home = tmp_path / "home"
+        home.mkdir()
+    try:
+        made = kind(project.resolve(), home.resolve(), (tmp_path / "state" / "observations.sqlite").resolve())
+        made.install()
+        yield made
+    finally:
+        if kind is Codex:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(params=[ClaudeCode, GeminiCLI, Codex], ids=["claude-code", "gemini", "codex"])
+def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
+    with _made(request.param, tmp_path) as made:
+        yield made
+
+
+@pytest.fixture
+def codex(tmp_path: Path) -> Iterator[Harness]:
+    with _made(Codex, tmp_path) as made:
+        yield made
 
 
 TEXT = "alpha\nbeta\ngamma\n"
@@ -251,8 +354,12 @@ def test_a_change_before_a_read_is_denied_with_the_reason(harness: Harness) -> N
 
 def test_a_write_before_a_read_is_denied_with_the_reason(harness: Harness) -> None:
     (harness.project / "a.txt").write_text(TEXT)
-    tool = "Write" if isinstance(harness, ClaudeCode) else "write_file"
-    run = harness.run([call(tool, file_path=harness.path("a.txt"), content="overwritten\n"), Turn(text="done")])
+    if isinstance(harness, Codex):  # no write tool: a patch that adds the file, which replaces it
+        write = harness.patch("*** Add File: a.txt\n+overwritten\n")
+    else:
+        tool = "Write" if isinstance(harness, ClaudeCode) else "write_file"
+        write = call(tool, file_path=harness.path("a.txt"), content="overwritten\n")
+    run = harness.run([write, Turn(text="done")])
     error, text = _last_result(harness, run, 1)
     assert error and "has not read it" in text, text
     assert (harness.project / "a.txt").read_text() == TEXT
@@ -328,4 +435,97 @@ def test_a_failing_hook_does_not_stop_the_harness(harness: Harness, tmp_path: Pa
     assert target.read_text() == "ALPHA\nbeta\ngamma\n"
     # the hook did run, and failed as arranged
     expected = "is a directory" if failure == "store-unusable" else "fs_tools broken on purpose"
+    if isinstance(harness, Codex):  # Codex shows no hook's output, only how each run ended: the unusable
+        # store is a note on stderr with exit 0 (Completed, no decision), the crash an exit 1 (Failed)
+        expected = "hook: PreToolUse Completed" if failure == "store-unusable" else "hook: PreToolUse Failed"
     assert expected in harness.hook_output(run)
+
+
+# --- Codex only -------------------------------------------------------------------------------------------
+
+
+def test_codex_a_near_miss_in_a_patch_context_is_denied_with_its_diagnosis(codex: Harness) -> None:
+    """Spaces in the patch where the file has a tab: Codex alone would apply it (it matches context lines
+    with their whitespace trimmed); the hook denies it first, and says where."""
+    target = codex.project / "a.py"
+    target.write_text("def f():\n\treturn 1\n")
+    assert isinstance(codex, Codex)
+    near_miss = codex.patch("*** Update File: a.py\n@@\n-def f():\n+def g():\n     return 1\n")
+    run = codex.run([codex.read("a.py"), near_miss, Turn(text="done")])
+    error, text = _last_result(codex, run, 2)
+    assert error and "line 2" in text and "tab" in text, text
+    assert target.read_text() == "def f():\n\treturn 1\n"
+
+
+def test_codex_a_heredoc_patch_through_the_shell_is_judged_too(codex: Harness) -> None:
+    """The other way Codex patches: ``apply_patch <<'EOF'`` in a shell command (tool_name "Bash")."""
+    target = codex.project / "a.txt"
+    target.write_text(TEXT)
+    patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-alpha\n+ALPHA\n*** End Patch"
+    heredoc = call("exec_command", cmd=f"apply_patch <<'EOF'\n{patch}\nEOF")
+    run = codex.run([heredoc, codex.read("a.txt"), heredoc, Turn(text="done")])
+    error, text = _last_result(codex, run, 1)
+    assert error and "has not been read" in text, text
+    error, text = _last_result(codex, run, 3)
+    assert not error, text
+    assert target.read_text() == "ALPHA\nbeta\ngamma\n"
+
+
+# --- two sessions at once ---------------------------------------------------------------------------------
+
+LEASE = "is being changed by another agent's session"
+STALE = "changed since this session last read it"
+CLAUDE_STALE = "has been modified since read"  # Claude Code's own check, before any hook, on a late Write
+
+
+def test_claude_code_two_sessions_writing_one_file_at_once_lose_no_update(tmp_path: Path) -> None:
+    """Two ``claude -p`` on one project and one store both Read a file, then both Write it. Their fakes
+    hold both Write turns at a barrier and let them go together, so both sessions' PreToolUse hooks run at
+    about the same moment. Which one wins is up to the scheduler; what may never happen is both landing (the
+    second would overwrite a change its session never read). One Write lands; the other session reads
+    fs-tools' denial (the lease taken by the allowed Write, or, if that one was already made, the staleness
+    of its read), and the file holds the landed Write's text. A session let go so late that the other's Write
+    had already landed before Claude Code validated its own may be refused by Claude Code itself, before its
+    hook runs: not seen in runs here (the lease or the stale denial, about evenly), but no lost update either."""
+    ClaudeCode.executable()
+    project = tmp_path / "project"
+    project.mkdir()
+    store = (tmp_path / "state" / "observations.sqlite").resolve()
+    sessions: dict[str, Harness] = {}
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()  # a home each; the project, its settings and the store shared
+        sessions[name] = ClaudeCode(project.resolve(), (tmp_path / name).resolve(), store)
+    sessions["one"].install()
+    target = project / "a.txt"
+    target.write_text(TEXT)
+    together = threading.Barrier(len(sessions), timeout=CLI_TIMEOUT / 2)
+
+    def script(name: str) -> list[Turn]:
+        write = call("Write", together.wait, file_path=str(target), content=f"written by {name}\n")
+        return [call("Read", file_path=str(target)), write, Turn(text="done")]
+
+    runs: dict[str, Run] = {}
+    failures: list[BaseException] = []
+
+    def run(name: str, harness: Harness) -> None:
+        try:
+            runs[name] = harness.run(script(name))
+        except BaseException as exc:  # pytest.fail's too: reported below, not lost in the thread
+            failures.append(exc)
+            together.abort()  # the other session's fake stops waiting
+
+    threads = [threading.Thread(target=run, args=(name, harness)) for name, harness in sessions.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(CLI_TIMEOUT + 30)
+    assert not failures, failures
+    outcomes = {name: _last_result(harness, runs[name], 2) for name, harness in sessions.items()}
+    for name, harness in sessions.items():
+        assert _last_result(harness, runs[name], 1)[0] is False, name  # the Read went through
+    landed = [name for name, (error, _) in outcomes.items() if not error]
+    assert len(landed) == 1, outcomes  # both landing is a lost update; neither, a denial too many
+    (denied,) = set(outcomes) - set(landed)
+    reason = outcomes[denied][1]
+    assert LEASE in reason or STALE in reason or CLAUDE_STALE in reason, reason
+    assert target.read_text() == f"written by {landed[0]}\n"

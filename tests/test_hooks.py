@@ -504,3 +504,15 @@ def test_a_read_is_recorded_only_as_the_model_saw_it(project: Path, store: str) 
     now = {"type": "text", "file": {"content": "\treturn 7", "numLines": 1, "startLine": 2, "totalLines": 3}}
     hook_event("claude-code", {**read, "tool_response": now}, store=store)
     assert hook_event("claude-code", claude(project, "PreToolUse", "Write", write), store=store) == Reply()
+
+
+def test_a_shell_patch_takes_no_lease(project: Path, store: str) -> None:
+    """Codex sends no PostToolUse after a heredoc patch: a lease would keep others off the file until it
+    ran out. It is checked, not leased."""
+    for session in ("A", "B"):
+        read = {**codex(project, "PostToolUse", "Bash", "cat a.py", tool_response="…"), "session_id": session}
+        hook_event("codex", read, store=store)
+    heredoc = {**codex(project, "PreToolUse", "Bash", f"apply_patch <<'EOF'\n{UPDATE}EOF"), "session_id": "A"}
+    assert hook_event("codex", heredoc, store=store) == Reply()
+    other = {**codex(project, "PreToolUse", "apply_patch", UPDATE), "session_id": "B"}
+    assert hook_event("codex", other, store=store) == Reply()

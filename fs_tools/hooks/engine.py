@@ -102,12 +102,9 @@ class HookGates:
 
     def _before(self, session: Session, call: Call) -> Reply:
         assert call.check is not None
-        result = session.check(call.check, call.arguments)
-        if result.error is not None:
-            if result.error.code in _NOT_A_VERDICT:
-                return _unjudged(f"{result.error.code}: {' '.join(result.error.message.split())[:300]}")
-            return Reply(deny=True, reason=result.text)
-        keys = [session.workspace.provider.key_of(path) for path in call.paths]
+        # The lease first, then the check: between another session's check and its write, this one waits;
+        # after that write, this one's check finds the file changed since its read.
+        keys = self._keys(session, call) if call.leased else []
         holder = self._claim(session.key, keys)
         if holder is not None:
             busy = call.paths[keys.index(holder)]
@@ -116,10 +113,30 @@ class HookGates:
                 reason=f"{busy!r} is being changed by another agent's session right now (its change was allowed "
                 "and is being made) — read the file again in a moment, then retry",
             )
+        try:
+            result = session.check(call.check, call.arguments)
+        except BaseException:
+            self._give_back(session.key, keys)
+            raise
+        if result.error is not None:
+            self._give_back(session.key, keys)
+            if result.error.code in _NOT_A_VERDICT:
+                return _unjudged(f"{result.error.code}: {' '.join(result.error.message.split())[:300]}")
+            return Reply(deny=True, reason=result.text)
         for path in call.creates:  # a file it may create: seen absent, so its creation is its own change
             with contextlib.suppress(Exception):
                 session.observe(path)
         return NO_OPINION
+
+    @staticmethod
+    def _keys(session: Session, call: Call) -> list[str]:
+        """The files' identities; none for a path no file of the roots has (the check refuses it)."""
+        from fs_tools.errors import HarnessError
+
+        try:
+            return [session.workspace.provider.key_of(path) for path in call.paths]
+        except HarnessError:
+            return []
 
     def _after(self, session: Session, call: Call) -> None:
         from fs_tools.errors import HarnessError
@@ -190,14 +207,16 @@ class HookGates:
         return None
 
     def _release(self, session: Session, call: Call) -> None:
-        keys = [session.workspace.provider.key_of(path) for path in call.paths]
+        self._give_back(session.key, self._keys(session, call))
+
+    def _give_back(self, session: str, keys: list[str]) -> None:
         if not keys:
             return
         with self._lease_lock() as directory:
             for key in keys:
                 lease = directory / _lease_name(key)
                 holder = _read_lease(lease)
-                if holder is not None and (holder[0] == session.key or holder[1] <= time.time()):
+                if holder is not None and (holder[0] == session or holder[1] <= time.time()):
                     with contextlib.suppress(FileNotFoundError):
                         lease.unlink()
 

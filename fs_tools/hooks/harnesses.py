@@ -52,6 +52,7 @@ class Call:
     check: str | None = None  # the dialect tool whose check judges it
     creates: tuple[str, ...] = ()  # the paths it may create: observed (absent) once it is allowed
     shown: tuple[int, str] | None = None  # a read's first line and the text it showed, when the event says
+    leased: bool = True  # a change whose post event comes: leased from its check to that event
 
 
 def _text(value: object) -> str | None:
@@ -99,6 +100,7 @@ class Tool:
     paths: Callable[[dict[str, Any], str | None], tuple[str, ...] | None]
     check: str | None = None
     creates: bool = False  # it may create the files it names
+    leased: bool = True  # the harness sends a post event after it (which gives the lease back)
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,7 @@ class Harness:
             read=tool.check is None,
             check=tool.check,
             creates=paths if tool.creates else (),
+            leased=tool.leased,
             shown=self.shown_by(event) if self.shown_by is not None and tool.check is None else None,
         )
 
@@ -294,8 +297,8 @@ def _codex_adjust(tool: str, arguments: dict[str, Any]) -> tuple[str, dict[str, 
         return "apply_patch", {"input": command}
     if tool == "Bash":
         heredoc = _HEREDOC.fullmatch(command)
-        if heredoc is not None:
-            return "apply_patch", {"input": heredoc.group(3) + "\n"}
+        if heredoc is not None:  # Codex sends no PostToolUse after it: checked, but neither leased nor adopted
+            return "shell apply_patch", {"input": heredoc.group(3) + "\n"}
         read = _shell_read(command)
         if read is not None:
             return "shell read", {"paths": list(read)}
@@ -332,6 +335,7 @@ CODEX = Harness(
     failed=frozenset(),
     tools={
         "apply_patch": Tool(_absolute_patch_paths, check="apply_patch", creates=True),
+        "shell apply_patch": Tool(_absolute_patch_paths, check="apply_patch", creates=True, leased=False),
         "shell read": Tool(_listed),
     },
     adjust=_codex_adjust,

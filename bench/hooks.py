@@ -1,7 +1,8 @@
 """What ``fs-tools hook`` costs a harness per tool call: a whole process, launched as the harness launches it
 (the event on stdin), against a bare ``python -c pass`` of the same interpreter. Three events: one the
 hook does not judge (a ``Bash`` call: answered before the library is imported), a ``Read`` recorded after
-it ran, and an ``Edit`` checked before it runs (allowed). Medians of interleaved rounds, in one run.
+it ran, and an ``Edit`` checked before it runs (allowed). Then the same two events in process, on gates
+kept open (an in-process hook: the Claude Agent SDK adapter's). Medians of interleaved rounds, in one run.
 
     python bench/hooks.py            # 15 rounds
     python bench/hooks.py --smoke    # 2 rounds: checks the command works
@@ -21,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the bench package, run as a script
 
 from bench.harness import interleaved
+from fs_tools.hooks import HookGates
 
 
 def _event(project: Path, event: str, tool: str, tool_input: dict[str, object]) -> bytes:
@@ -61,11 +63,28 @@ def main(argv: list[str] | None = None) -> int:
             "hook, before Edit": _process(hook, _event(project, "PreToolUse", "Edit", edit), env),
         }
         medians = interleaved(cases, rounds, warm=1)
+        with HookGates("claude-code", store=store) as gates:
+            in_process = interleaved(
+                {
+                    "in process, after Read": lambda: _judged(gates, read),
+                    "in process, before Edit": lambda: _judged(gates, _event(project, "PreToolUse", "Edit", edit)),
+                },
+                rounds * 10,
+            )
     bare = medians["python -c pass"]
     print(f"{'case':<26}{'median':>10}{'x python -c pass':>20}")
     for name, seconds in medians.items():
         print(f"{name:<26}{seconds * 1000:>8.0f} ms{seconds / bare:>19.1f}x")
+    for name, seconds in in_process.items():
+        print(f"{name:<26}{seconds * 1000:>8.1f} ms")
     return 0
+
+
+def _judged(gates: HookGates, event: bytes) -> object:
+    reply = gates.handle(json.loads(event))
+    if reply.deny or reply.note:
+        raise RuntimeError(f"not allowed: {reply}")
+    return reply
 
 
 if __name__ == "__main__":

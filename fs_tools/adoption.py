@@ -62,14 +62,19 @@ def _look(ctx: ToolContext, path: str, limit: int) -> Seen:
     return Seen(key, version, data, True)
 
 
-def observe(ctx: ToolContext, path: str, shown: tuple[int, str] | None = None) -> str | None:
+def observe(
+    ctx: ToolContext, path: str, shown: tuple[int, str] | None = None, *, missing_only: bool = False
+) -> str | None:
     """Record that the session has seen ``path`` as it is now (absent, or at its version); the version
     recorded (None: absent, or a file that never held still, which is left unrecorded).
 
     ``shown`` is what the other tool showed: its first line's number and the text of its lines. When the
     file's lines there differ now (it changed between that read and this record), nothing is recorded:
-    the session saw another version, and its next change must not rest on this one."""
+    the session saw another version, and its next change must not rest on this one. ``missing_only``
+    (a read that failed): only a missing file is recorded, as absent."""
     seen = _look(ctx, path, ctx.provider.remember_limit)
+    if missing_only and seen.exists:
+        return None
     if not seen.exists:
         ctx.store.put(ctx.session, seen.key, ABSENT)
     elif seen.version is not None:

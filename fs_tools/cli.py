@@ -245,6 +245,9 @@ def _parser() -> _Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if _is_hook_run(words):
+        return _hook_main(words)
     try:
         status = _run(argv)
         if sys.stdout is not None:  # None when started with stdout closed: there was nothing to print to
@@ -261,6 +264,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.filename is None and exc.errno in _UNWRITABLE:  # what writing the output can meet
             return _unwritable_output(exc)
         raise
+
+
+def _is_hook_run(words: list[str]) -> bool:
+    """``fs-tools hook [run] ...``: what a harness runs on every tool call (not ``install``/``uninstall``)."""
+    positional = [word for word in words if not word.startswith("-")]
+    if not positional or positional[0] != "hook":
+        return False
+    return len(positional) == 1 or positional[1] not in ("install", "uninstall")
+
+
+def _hook_main(words: list[str]) -> int:
+    """A hook never blocks its harness for fs-tools' own trouble: to every harness, exit 2 means "deny",
+    so a bad option, a bad setting or a crash here is exit 0 ("no opinion") with one line on stderr."""
+    try:
+        status = _run(words)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        return status
+    except SystemExit:  # --help, --version
+        return 0
+    except BaseException as exc:  # anything at all: the harness goes on
+        why = str(exc) if isinstance(exc, _BadSetup) else f"{type(exc).__name__}: {exc}"
+        with contextlib.suppress(Exception):
+            print(f"fs-tools hook: {' '.join(why.split())[:300]} (no opinion: the harness goes on)", file=sys.stderr)
+        return 0
 
 
 # A full disk or quota, a file over its size limit, a device error, a descriptor that is not open.
@@ -618,9 +646,6 @@ def _hook(args: argparse.Namespace) -> int:
     harness's "deny" status for a gate's verdict."""
     from fs_tools.hooks import command
 
-    options = [f"--root={root}" for root in args.root or []]
-    options += [f"--protected={glob}" for glob in args.protected]
-    options += ["--read-only"] if args.read_only else []
     if args.action == "run":
         store = args.store or _env(STATE_ENV) or str(default_state_file())
         return command.run(
@@ -631,9 +656,15 @@ def _hook(args: argparse.Namespace) -> int:
             read_only=args.read_only,
             timeout=args.timeout,
         )
-    if args.store:
-        options.append(f"--store={args.store}")
     project = (args.project or Path.cwd()).resolve()
+    # What the harness runs, from wherever it runs it: absolute paths, and a store no root holds
+    roots = [str(Path(root).resolve()) for root in args.root or []]
+    options = [f"--root={root}" for root in roots]
+    options += [f"--protected={glob}" for glob in args.protected]
+    options += ["--read-only"] if args.read_only else []
+    if args.store:
+        store = _store_of(args.store, roots or [str(project)])
+        options.append(f"--store={store if isinstance(store, str) else store.resolve()}")
     try:
         if args.action == "install":
             print(command.install(args.harness, args.scope, project, options))

@@ -625,15 +625,16 @@ class Session:
             raise ValueError(f"Session.check: {name!r} is not a tool whose change can be checked without making it")
         return self.workspace.dispatch(self.key, name, arguments, check_only=True)
 
-    def observe(self, path: str, *, shown: tuple[int, str] | None = None) -> str | None:
+    def observe(self, path: str, *, shown: tuple[int, str] | None = None, missing_only: bool = False) -> str | None:
         """Record that this session has seen ``path`` as it is now, as a read would (for a read made by
         other tools: a harness's own, SPEC §19); the version recorded, None for a file that is absent.
         ``shown`` — the first line number and the text that read showed — is checked against the file
-        now: if it changed in between, nothing is recorded (and None returned). A path outside the roots,
-        or one no read may open, raises its ``HarnessError``."""
+        now: if it changed in between, nothing is recorded (and None returned). ``missing_only`` (a read
+        that failed) records only a missing file, as absent. A path outside the roots, or one no read may
+        open, raises its ``HarnessError``."""
         validate_arguments(_ForgetArgs, {"file_path": path})
         with self.workspace._open_for("session.observe()"):
-            return adoption.observe(self._context("observe"), path, shown)
+            return adoption.observe(self._context("observe"), path, shown, missing_only=missing_only)
 
     def adopt(self, path: str, *, tool: str = "adopt") -> str | None:
         """Take the change another tool just made to ``path`` (a harness's ``Edit``) as this session's

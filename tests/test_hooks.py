@@ -117,14 +117,15 @@ def test_a_touch_is_not_a_change(project: Path, store: str) -> None:
 
 @pytest.mark.parametrize(
     ("old_string", "kind"),
-    [("    return 1", "tabs vs spaces"), ("\treturn ١", None)],
+    [("    return 1", "tabs vs spaces"), ("\treturn \u0661", None)],
     ids=["tabs", "look-alike"],
 )
 def test_a_near_miss_is_denied_with_the_diagnosis(project: Path, store: str, old_string: str, kind: str | None) -> None:
-    hook_event("claude-code", claude(project, "PostToolUse", "Read", {"file_path": str(project / "a.py")}), store=store)
-    reply = hook_event(
-        "claude-code", claude(project, "PreToolUse", "Edit", _edit(project, old_string=old_string)), store=store
-    )
+    """Gemini CLI asks its hook before replace matches: the diagnosis reaches the model. (Claude Code matches
+    an Edit before its hook runs: see test_claude_codes_own_matching_is_not_second_guessed.)"""
+    hook_event("gemini", gemini(project, "AfterTool", "read_file", {"file_path": "a.py"}), store=store)
+    replace = {"file_path": "a.py", "old_string": old_string, "new_string": "\treturn 2"}
+    reply = hook_event("gemini", gemini(project, "BeforeTool", "replace", replace), store=store)
     assert reply.deny
     assert "old_string was not found" in reply.reason and "line 2" in reply.reason
     if kind is not None:
@@ -474,6 +475,13 @@ def test_codex_adopts_an_applied_patch(project: Path, store: str) -> None:
         ("cat $(ls)", None),
         ("rm a.py", None),
         ("sed -i 's/a/b/' a.py", None),
+        ("sed -n -i s/x/X/ a.py", None),
+        ("cat -n a.py", ("a.py",)),
+        ("nl -ba a.py | sed -n '1,80p'", ("a.py",)),
+        ("sed -n '1,5p' a.py | head -n 3", ("a.py",)),
+        ("cat a.py | grep x", None),
+        ("cat a.py || true", None),
+        ("cat a.py | head b.py", None),
     ],
 )
 def test_codex_reads_only_plain_read_commands(command: str, paths: tuple[str, ...] | None) -> None:
@@ -516,3 +524,146 @@ def test_a_shell_patch_takes_no_lease(project: Path, store: str) -> None:
     assert hook_event("codex", heredoc, store=store) == Reply()
     other = {**codex(project, "PreToolUse", "apply_patch", UPDATE), "session_id": "B"}
     assert hook_event("codex", other, store=store) == Reply()
+
+
+def test_a_codex_patch_is_judged_where_codex_applies_it(tmp_path: Path, store: str) -> None:
+    """The session's cwd is a subdirectory of the root: the patch's paths are taken from there, as Codex
+    takes them, not from the root (where another a.py, which the session read, holds the same text)."""
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    for where in (root, root / "sub"):
+        (where / "a.py").write_text("def f():\n\treturn 1\n")
+    hook_event("codex", codex(root, "PostToolUse", "Bash", "cat a.py", tool_response="…"), store=store)
+    inside = codex(root / "sub", "PreToolUse", "apply_patch", UPDATE)
+    denied = hook_event("codex", inside, store=store, roots=[str(root)])
+    assert denied.deny and "sub/a.py" in denied.reason and "has not been read" in denied.reason
+    assert "`cat FILE`" in denied.reason  # what counts as a read, in Codex
+    heredoc = codex(root, "PreToolUse", "Bash", f"cd sub && apply_patch <<'EOF'\n{UPDATE}EOF\n")
+    assert hook_event("codex", heredoc, store=store, roots=[str(root)]).deny
+    hook_event("codex", codex(root, "PostToolUse", "Bash", "cd sub && cat a.py", tool_response="…"), store=store)
+    assert hook_event("codex", heredoc, store=store, roots=[str(root)]) == Reply()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "applypatch <<'EOF'\n{patch}EOF",
+        "apply_patch <<EOF\n{patch}EOF\n",
+        "apply_patch <<'EOF'\n{patch}EOF\npython -m pytest -q",
+        "apply_patch <<'EOF'\n{patch}EOF\napply_patch <<'EOF'\n{patch}EOF",
+    ],
+    ids=["applypatch", "bare-delimiter", "then-a-command", "two-heredocs"],
+)
+def test_codex_heredoc_forms_are_checked(project: Path, store: str, command: str) -> None:
+    reply = hook_event("codex", codex(project, "PreToolUse", "Bash", command.format(patch=UPDATE)), store=store)
+    assert reply.deny and "has not been read" in reply.reason
+
+
+def test_a_failed_read_of_a_missing_file_lets_the_session_create_it(project: Path, store: str) -> None:
+    """The session read a.py; it is deleted (a shell rm, a checkout). Writing it again is stale until the
+    session looks; its Read fails, and that failure says the file is gone."""
+    path = str(project / "a.py")
+    hook_event("claude-code", claude(project, "PostToolUse", "Read", {"file_path": path}), store=store)
+    (project / "a.py").unlink()
+    write = {"file_path": path, "content": "x = 1\n"}
+    stale = hook_event("claude-code", claude(project, "PreToolUse", "Write", write), store=store)
+    assert stale.deny and "no longer exists" in stale.reason
+    failed = {**claude(project, "PostToolUseFailure", "Read", {"file_path": path}), "error": "File does not exist."}
+    hook_event("claude-code", failed, store=store)
+    assert hook_event("claude-code", claude(project, "PreToolUse", "Write", write), store=store) == Reply()
+
+
+def test_a_failed_read_of_a_file_that_is_there_records_nothing(project: Path, store: str) -> None:
+    failed = {**claude(project, "PostToolUseFailure", "Read", {"file_path": str(project / "a.py")}), "error": "x"}
+    hook_event("claude-code", failed, store=store)
+    assert hook_event("claude-code", claude(project, "PreToolUse", "Edit", _edit(project)), store=store).deny
+
+
+def test_claude_codes_own_matching_is_not_second_guessed(project: Path, store: str) -> None:
+    """Claude Code matched old_string before its hook ran, forgiving curly quotes: fs-tools, matching
+    exactly, would deny an edit Claude Code applies correctly."""
+    (project / "q.py").write_text("print(\u201chi\u201d)\n")
+    hook_event("claude-code", claude(project, "PostToolUse", "Read", {"file_path": str(project / "q.py")}), store=store)
+    edit = {"file_path": str(project / "q.py"), "old_string": 'print("hi")', "new_string": 'print("ho")'}
+    assert hook_event("claude-code", claude(project, "PreToolUse", "Edit", edit), store=store) == Reply()
+
+
+def test_the_harnesss_own_files_are_not_judged(
+    project: Path, store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    plan = {"file_path": str(config / "plans" / "plan.md"), "content": "# plan\n"}
+    assert hook_event("claude-code", claude(project, "PreToolUse", "Write", plan), store=store) == Reply()
+    outside = {"file_path": str(tmp_path / "elsewhere.md"), "content": "x"}
+    assert hook_event("claude-code", claude(project, "PreToolUse", "Write", outside), store=store).deny
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["--bogus"], ["--timeout", "soon"], ["--harness", "nope"]],
+    ids=["unknown-option", "bad-value", "unknown-harness"],
+)
+def test_a_hook_that_cannot_start_is_no_opinion(project: Path, store: str, arguments: list[str]) -> None:
+    """To every harness exit 2 is "deny": a bad option (one a later release dropped) must not block every
+    change."""
+    event = json.dumps(claude(project, "PreToolUse", "Edit", _edit(project)))
+    base = [sys.executable, "-m", "fs_tools", "hook"]
+    argv = base + (arguments if "--harness" in arguments else ["--harness", "claude-code", *arguments])
+    done = subprocess.run(argv, input=event, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "no opinion" in done.stderr
+    bad_env = subprocess.run(
+        [*base, "--harness", "claude-code", "--store", store],
+        input=event,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "FS_TOOLS_LOG_LEVEL": "verbose"},
+    )
+    assert bad_env.returncode == 0 and "no opinion" in bad_env.stderr
+
+
+def test_install_writes_absolute_paths_and_refuses_a_store_inside_the_root(project: Path, tmp_path: Path) -> None:
+    done = _cli(
+        "install", "--harness", "claude-code", "--root", ".", "--store", "../state.sqlite", cwd=project, home=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    command = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
+    assert f"--root={project}" in command["command"] and f"--store={tmp_path / 'state.sqlite'}" in command["command"]
+    inside = _cli("install", "--harness", "claude-code", "--store", ".fs/obs.sqlite", cwd=project, home=tmp_path)
+    assert inside.returncode == 2 and "inside" in inside.stderr
+
+
+def test_install_follows_a_linked_settings_file(project: Path, tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"model": "x"}')
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").symlink_to(dotfiles)
+    assert _cli("install", "--harness", "claude-code", cwd=project, home=tmp_path).returncode == 0
+    assert (project / ".claude" / "settings.json").is_symlink()
+    assert "PreToolUse" in json.loads(dotfiles.read_text())["hooks"]
+
+
+def test_uninstall_leaves_commands_that_only_look_like_ours(project: Path, tmp_path: Path) -> None:
+    (project / ".claude").mkdir()
+    theirs = {"matcher": "*", "hooks": [{"type": "command", "command": "python -m fs_tools hooks_audit --x"}]}
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [theirs]}}))
+    _cli("install", "--harness", "claude-code", cwd=project, home=tmp_path)
+    _cli("uninstall", "--harness", "claude-code", cwd=project, home=tmp_path)
+    assert json.loads((project / ".claude" / "settings.json").read_text()) == {"hooks": {"PreToolUse": [theirs]}}
+
+
+def test_user_scope_follows_the_harnesss_home(project: Path, tmp_path: Path) -> None:
+    codex_home = tmp_path / "codex-home"
+    done = subprocess.run(
+        [sys.executable, "-m", "fs_tools", "hook", "install", "--harness", "codex", "--scope", "user"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env={**os.environ, "HOME": str(tmp_path), "CODEX_HOME": str(codex_home)},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "PreToolUse" in json.loads((codex_home / "hooks.json").read_text())["hooks"]

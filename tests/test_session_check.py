@@ -181,3 +181,11 @@ def test_an_adopted_removal(cc: Session, root: Path) -> None:
     (root / "a.py").unlink()
     assert cc.adopt("a.py", tool="apply_patch") is None
     assert _code(cc.check("Edit", {"file_path": "a.py", "old_string": "x", "new_string": "y"})) == "FS_NOT_FOUND"
+
+
+def test_a_check_refuses_content_over_the_size_limit_as_the_write_would(root: Path) -> None:
+    with Workspace(root, dialect="claude-code", max_file_bytes=1024) as ws:
+        session = ws.session("s")
+        arguments = {"file_path": "big.txt", "content": "x" * 2048}
+        checked, called = session.check("Write", arguments), session.call("Write", arguments)
+        assert (_code(checked), checked.text) == (_code(called), called.text) == ("FS_TOO_LARGE", called.text)

@@ -90,10 +90,15 @@ def command_line(harness: str, options: Sequence[str]) -> str:
 
 
 def settings_file(harness: str, scope: str, project: Path) -> Path:
+    """The project's settings file, or the user's: in the harness's own directory (``$CODEX_HOME``,
+    ``$CLAUDE_CONFIG_DIR``, else ``~/.codex``, ``~/.claude``, ``~/.gemini``)."""
     spec = HARNESSES[harness]
     assert spec.settings is not None
-    base = project if scope == "project" else Path(os.path.expanduser("~"))
-    return base / spec.settings
+    if scope == "project":
+        return project / spec.settings
+    own = spec.own_directory()
+    assert own is not None
+    return Path(own) / Path(spec.settings).name
 
 
 def install(harness: str, scope: str, project: Path, options: Sequence[str]) -> str:
@@ -165,7 +170,7 @@ def _remove_ours(settings: dict[str, Any]) -> int:
             if not isinstance(inner, list):
                 kept_groups.append(group)
                 continue
-            kept = [hook for hook in inner if not (isinstance(hook, dict) and MARKER in str(hook.get("command", "")))]
+            kept = [hook for hook in inner if not (isinstance(hook, dict) and _ours(hook.get("command")))]
             removed += len(inner) - len(kept)
             if kept or not inner:
                 kept_groups.append({**group, "hooks": kept})
@@ -178,7 +183,19 @@ def _remove_ours(settings: dict[str, Any]) -> int:
     return removed
 
 
+def _ours(command: object) -> bool:
+    """A command ``install`` wrote: ``<python> -m fs_tools hook ...``."""
+    if not isinstance(command, str) or MARKER not in command:
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return words[1:4] == ["-m", "fs_tools", "hook"]
+
+
 def _save(path: Path, settings: dict[str, Any]) -> None:
+    path = path.resolve()  # a settings file that is a link (to dotfiles) is written where it points
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.fs-tools-{os.getpid()}")
     temporary.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -95,7 +95,7 @@ class HookGates:
         if call.phase == "post":
             self._after(session, call)
         elif call.phase == "failed":
-            self._release(session, call)
+            self._failed(session, call)
         return NO_OPINION
 
     # --- the phases -------------------------------------------------------------------------------------
@@ -120,9 +120,13 @@ class HookGates:
             raise
         if result.error is not None:
             self._give_back(session.key, keys)
-            if result.error.code in _NOT_A_VERDICT:
-                return _unjudged(f"{result.error.code}: {' '.join(result.error.message.split())[:300]}")
-            return Reply(deny=True, reason=result.text)
+            code = result.error.code
+            if code in self.harness.not_verdicts:
+                return NO_OPINION
+            if code in _NOT_A_VERDICT:
+                return _unjudged(f"{code}: {' '.join(result.error.message.split())[:300]}")
+            hint = self.harness.hint if code in ("FS_NOT_OBSERVED", "FS_STALE_VERSION") else ""
+            return Reply(deny=True, reason=result.text + hint)
         for path in call.creates:  # a file it may create: seen absent, so its creation is its own change
             with contextlib.suppress(Exception):
                 session.observe(path)
@@ -152,6 +156,18 @@ class HookGates:
                     session.adopt(path, tool=call.tool)
         finally:
             self._release(session, call)
+
+    def _failed(self, session: Session, call: Call) -> None:
+        """A read that failed on a missing file saw that there is none (so the session may create it); a
+        failed change gives back its lease."""
+        from fs_tools.errors import HarnessError
+
+        if call.read:
+            for path in call.paths:
+                with contextlib.suppress(HarnessError):
+                    session.observe(path, missing_only=True)
+            return
+        self._release(session, call)
 
     # --- sessions -------------------------------------------------------------------------------------
 

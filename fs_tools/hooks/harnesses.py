@@ -113,13 +113,38 @@ class Harness:
     failed: frozenset[str]  # ... after it failed
     tools: Mapping[str, Tool]
     project_variables: tuple[str, ...] = ()  # the environment variables naming the project's directory
-    adjust: Callable[[str, dict[str, Any]], tuple[str, dict[str, Any]]] | None = None
+    adjust: Callable[[str, dict[str, Any], str | None], tuple[str, dict[str, Any]]] | None = None
     failed_when: Callable[[Mapping[str, Any]], bool] | None = None  # a post event of a call that failed
     shown_by: Callable[[Mapping[str, Any]], tuple[int, str] | None] | None = None  # what a read showed
     answer: Callable[[Reply], Answer] = _exit_two
     settings: str | None = None  # the settings file, relative to the project (or the user's home)
     entries: Mapping[str, str] = field(default_factory=dict)  # event -> the matcher of fs-tools' entry
     enable: Mapping[str, Any] = field(default_factory=dict)  # settings the hooks need on
+    # The harness's own directory (an environment variable naming it, else its place in the home): its
+    # files (Claude Code's plans, settings) are not the project's, and the user's settings file is there.
+    home: tuple[str, str] = ("", "")
+    # Check errors that are no verdict here: the harness has judged them itself already (Claude Code matches
+    # an Edit's old_string before its hook runs, forgiving what fs-tools does not, such as curly quotes)
+    not_verdicts: frozenset[str] = frozenset()
+    hint: str = ""  # added to a "read it first" or "it changed" denial: what counts as a read here
+
+    def own_directory(self) -> str | None:
+        variable, default = self.home
+        if not default:
+            return None
+        value = os.environ.get(variable, "") if variable else ""
+        return value if os.path.isabs(value) else os.path.join(os.path.expanduser("~"), default)
+
+    def owns(self, path: str) -> bool:
+        own = self.own_directory()
+        if own is None or not os.path.isabs(path):
+            return False
+        real = os.path.realpath(path)
+        return any(
+            candidate == base or candidate.startswith(base.rstrip(os.sep) + os.sep)
+            for base in {own, os.path.realpath(own)}
+            for candidate in (os.path.normpath(path), real)
+        )
 
     def entry(self, matcher: str, command: str) -> dict[str, Any]:
         """One matcher group of fs-tools' hook in the settings file."""
@@ -139,18 +164,21 @@ class Harness:
         if not isinstance(arguments, Mapping):
             return f"{name} event for {tool_name} without a tool_input object"
         arguments = dict(arguments)
+        cwd = event.get("cwd")
+        cwd = cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None
         if self.adjust is not None:
-            tool_name, arguments = self.adjust(tool_name, arguments)
+            tool_name, arguments = self.adjust(tool_name, arguments, cwd)
         tool = self.tools.get(tool_name)
         if tool is None:
             return ""
         session = event.get(self.session_field)
         if not isinstance(session, str) or not session:
             return f"{name} event without a {self.session_field}"
-        cwd = event.get("cwd")
-        paths = tool.paths(arguments, cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None)
+        paths = tool.paths(arguments, cwd)
         if paths is None:
             return f"{name} event for {tool_name} without the path it acts on"
+        if paths and all(self.owns(path) for path in paths):
+            return ""  # the harness's own files (Claude Code's plans, its settings): not the project's
         if phase == "pre" and tool.check is None:
             return ""  # a read is judged after it happened
         if phase == "post" and self.failed_when is not None and self.failed_when(event):
@@ -211,8 +239,10 @@ CLAUDE_CODE = Harness(
     entries={
         "PreToolUse": "Write|Edit|MultiEdit|NotebookEdit",
         "PostToolUse": "Read|Write|Edit|MultiEdit|NotebookEdit",
-        "PostToolUseFailure": "Write|Edit|MultiEdit|NotebookEdit",
+        "PostToolUseFailure": "Read|Write|Edit|MultiEdit|NotebookEdit",
     },
+    home=("CLAUDE_CONFIG_DIR", ".claude"),
+    not_verdicts=frozenset({"FS_EDIT_NOT_FOUND", "FS_AMBIGUOUS_EDIT"}),
 )
 
 
@@ -248,6 +278,7 @@ GEMINI = _GeminiHarness(
     project_variables=("GEMINI_PROJECT_DIR",),
     failed_when=_gemini_failed,
     answer=_decision,
+    home=("", ".gemini"),
     settings=".gemini/settings.json",
     entries={"BeforeTool": "^(write_file|replace)$", "AfterTool": "^(read_file|write_file|replace)$"},
 )
@@ -255,53 +286,90 @@ GEMINI = _GeminiHarness(
 
 # --- Codex: apply_patch (a tool, or a heredoc in a shell command), and reads only through the shell ---------
 
-_HEREDOC = re.compile(r"\s*apply_patch\s*<<-?\s*(['\"]?)(\w+)\1[ \t]*\n(.*)\n\2\s*", re.DOTALL)
-_SHELL_SYNTAX = re.compile(r"[|;&<>`$(){}\n*?\[\]]")
-_READERS = frozenset({"cat", "head", "tail", "nl", "sed"})
-_VALUED = frozenset({"-n", "-c", "--lines", "--bytes"})  # head's and tail's options that take a value
+_HEREDOC = re.compile(r"(?:apply_patch|applypatch)[ \t]*<<-?[ \t]*(['\"]?)(\w+)\1[ \t]*\n(.*?)\n\2[ \t]*$", re.S | re.M)
+_CD = re.compile(r"\s*cd[ \t]+('[^']*'|\"[^\"]*\"|[^\s;&|<>]+)[ \t]*&&\s*")
+_PATCH_HEADER = re.compile(r"^(\*\*\* (?:Add File|Delete File|Update File|Move to): )(.+)$", re.M)
+_SHELL_SYNTAX = re.compile(r"[;&<>`$(){}\n*?\[\]]|\|\|")
+_SED_PRINT = re.compile(r"\d+(?:,\d+)?p")
+_VALUED = {"head": {"-n", "-c", "--lines", "--bytes"}, "tail": {"-n", "-c", "--lines", "--bytes"}}
+_FILTERS = frozenset({"head", "tail", "nl", "cat", "sed"})  # what may follow a read in a pipe, without files
 
 
-def _shell_read(command: str) -> tuple[str, ...] | None:
-    """The files a plain read command shows (``cat a b``, ``sed -n '1,80p' f``, ``head -n 40 f``), or None
-    for anything else: only a single command without shell syntax is understood."""
-    if _SHELL_SYNTAX.search(command.replace("'", "").replace('"', "")):
-        return None
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    if not words or words[0] not in _READERS:
+def _files_of(words: list[str]) -> list[str] | None:
+    """The files one reading command shows (``cat -n a b``, ``sed -n '1,80p' f``, ``head -n 40 f``,
+    ``nl -ba f``): [] for a filter without files, None for any other command."""
+    if not words or words[0] not in _FILTERS:
         return None
     program, rest = words[0], words[1:]
-    if program == "sed":
-        if not rest or rest[0] != "-n" or len(rest) < 3 or _SHELL_SYNTAX.search(" ".join(rest[2:])):
+    if program == "sed":  # only "sed -n 'A,Bp' [files]": any other option may write (-i) or run commands
+        if len(rest) < 2 or rest[0] != "-n" or not _SED_PRINT.fullmatch(rest[1]):
             return None
-        return tuple(rest[2:])
-    paths: list[str] = []
-    skip = False
+        files = rest[2:]
+        return None if any(word.startswith("-") for word in files) else files
+    files, skip = [], False
     for word in rest:
         if skip:
             skip = False
-        elif word in _VALUED:
+        elif word in _VALUED.get(program, ()):
             skip = True
         elif not word.startswith("-"):
-            paths.append(word)
-    return tuple(paths) or None
+            files.append(word)
+    return files
 
 
-def _codex_adjust(tool: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _shell_read(command: str) -> tuple[str, ...] | None:
+    """The files a plain read shows: one reading command, or a pipe of them (``nl -ba f | sed -n '1,80p'``)
+    where only the first names files; None for anything else (redirections, substitutions, ``;``, ``&&``)."""
+    if _SHELL_SYNTAX.search(command.replace("'", "").replace('"', "")):
+        return None
+    try:
+        words = shlex.split(command, posix=True)
+    except ValueError:
+        return None
+    stages: list[list[str]] = [[]]
+    for word in words:
+        if word == "|":
+            stages.append([])
+        else:
+            stages[-1].append(word)
+    found = [_files_of(stage) for stage in stages]
+    if any(files is None for files in found) or any(found[1:]) or not found[0]:
+        return None
+    return tuple(found[0] or ())
+
+
+def _absolute_headers(patch: str, cwd: str | None) -> str:
+    """The patch with every file header's path made absolute against ``cwd``, as Codex resolves it (the
+    check then judges the files Codex will change, whatever the workspace's roots)."""
+    if cwd is None:
+        return patch
+
+    def absolute(match: re.Match[str]) -> str:
+        return match.group(1) + os.path.join(cwd, match.group(2).strip())
+
+    return _PATCH_HEADER.sub(absolute, patch)
+
+
+def _codex_adjust(tool: str, arguments: dict[str, Any], cwd: str | None) -> tuple[str, dict[str, Any]]:
     command = arguments.get("command")
     if not isinstance(command, str):
         return tool, arguments
     if tool == "apply_patch":
-        return "apply_patch", {"input": command}
-    if tool == "Bash":
-        heredoc = _HEREDOC.fullmatch(command)
-        if heredoc is not None:  # Codex sends no PostToolUse after it: checked, but neither leased nor adopted
-            return "shell apply_patch", {"input": heredoc.group(3) + "\n"}
-        read = _shell_read(command)
-        if read is not None:
-            return "shell read", {"paths": list(read)}
+        return "apply_patch", {"input": _absolute_headers(command, cwd)}
+    if tool != "Bash":
+        return tool, arguments
+    where = cwd
+    moved = _CD.match(command)  # "cd sub && ...": the rest runs there
+    if moved is not None:
+        directory = moved.group(1).strip("'\"")
+        where = os.path.join(cwd, directory) if cwd is not None else None
+        command = command[moved.end() :]
+    heredoc = _HEREDOC.match(command.lstrip())
+    if heredoc is not None:  # Codex sends no PostToolUse after it: checked, but neither leased nor adopted
+        return "shell apply_patch", {"input": _absolute_headers(heredoc.group(3) + "\n", where)}
+    read = _shell_read(command)
+    if read is not None:
+        return "shell read", {"paths": [os.path.join(where, path) if where else path for path in read]}
     return tool, arguments
 
 
@@ -310,13 +378,6 @@ def _listed(arguments: dict[str, Any], cwd: str | None) -> tuple[str, ...] | Non
     if not isinstance(paths, list):
         return None
     return tuple(os.path.join(cwd, path) if cwd is not None else path for path in paths if isinstance(path, str))
-
-
-def _absolute_patch_paths(arguments: dict[str, Any], cwd: str | None) -> tuple[str, ...] | None:
-    found = _patch_paths(arguments, cwd)
-    if found is None or cwd is None:
-        return found
-    return tuple(os.path.join(cwd, path) for path in found)
 
 
 def _codex_failed(event: Mapping[str, Any]) -> bool:
@@ -334,12 +395,14 @@ CODEX = Harness(
     post=frozenset({"PostToolUse"}),
     failed=frozenset(),
     tools={
-        "apply_patch": Tool(_absolute_patch_paths, check="apply_patch", creates=True),
-        "shell apply_patch": Tool(_absolute_patch_paths, check="apply_patch", creates=True, leased=False),
+        "apply_patch": Tool(_patch_paths, check="apply_patch", creates=True),
+        "shell apply_patch": Tool(_patch_paths, check="apply_patch", creates=True, leased=False),
         "shell read": Tool(_listed),
     },
     adjust=_codex_adjust,
     failed_when=_codex_failed,
+    home=("CODEX_HOME", ".codex"),
+    hint=" (a read is a plain `cat FILE`, `sed -n 'A,Bp' FILE`, `head`/`tail`/`nl FILE`, or a pipe of them)",
     settings=".codex/hooks.json",
     entries={"PreToolUse": "apply_patch|Bash", "PostToolUse": "apply_patch|Bash"},
 )

@@ -201,7 +201,8 @@ def _check(ctx: ToolContext, plan: _Plan) -> None:
 def _check_target(ctx: ToolContext, path: str) -> tuple[bool, bytes | None]:
     """The gates of writing ``path`` (an add, a move's destination): free, or a file the session observed
     at its current version (then its bytes, to put back if the patch is undone)."""
-    found = check_replace(ctx, path, kind="a patch can add or move a file only to a path that is free or holds a file")
+    kind = "a patch can add or move a file only to a path that is free or holds a file"
+    found = check_replace(ctx, path, kind=kind, reason="patch_target")
     return (False, None) if found is None else (True, found.data)
 
 

@@ -17,6 +17,8 @@ from fs_tools.errors import (
     SandboxDenied,
     StaleVersion,
     StoreUnavailable,
+    TooLarge,
+    path_label,
 )
 from fs_tools.history.model import DIR, LINK, OTHER, Effect, State, Step
 from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState, Snapshot
@@ -145,7 +147,7 @@ def capture(ctx: ToolContext, path: str) -> Snapshot:
 
 
 def check_replace(
-    ctx: ToolContext, path: str, *, kind: str = "a write replaces only a regular file"
+    ctx: ToolContext, path: str, *, kind: str = "a write replaces only a regular file", reason: str | None = None
 ) -> Snapshot | None:
     """The gates of writing whole new bytes to ``path``, without writing: None when the path is free
     (a create), else the file there, which the session must have observed at its current version."""
@@ -161,9 +163,9 @@ def check_replace(
             return None
         if file.kind != FILE:
             what = "a directory" if file.kind == DIRECTORY else "not a regular file"
+            details: dict[str, object] = {"kind": "directory"} if file.kind == DIRECTORY else {}
             raise NotRegularFile(
-                f"{file.display!r} is {what}; {kind}",
-                details={"kind": "directory"} if file.kind == DIRECTORY else {},
+                f"{file.display!r} is {what}; {kind}", details={**details, **({"reason": reason} if reason else {})}
             ) from None
         if expected is None:
             refusal = gate.refusal()
@@ -198,6 +200,12 @@ def commit_gated(
 
 def _check_commit(ctx: ToolContext, path: str, intent: Intent, content: bytes | Produce, pinned: str | None) -> None:
     if isinstance(content, bytes):
+        limit = ctx.provider.max_file_bytes
+        if len(content) > limit:  # as the commit refuses it, before the disk is touched
+            raise TooLarge(
+                f"the new content for {path_label(path)!r} is {len(content):,} bytes, over the {limit:,}-byte limit",
+                details={"size": len(content), "limit": limit, "subject": "content"},
+            )
         check_replace(ctx, path)
         raise Checked()
     produce = content

@@ -162,30 +162,20 @@ def test_a_new_file_is_the_sessions_and_rewinds(project: Path, store: str) -> No
     (project / "pkg").mkdir()
     (project / "pkg" / "b.py").write_text("x = 1\n")
     hook_event("claude-code", claude(project, "PostToolUse", "Write", new), store=store)
-    env = {**os.environ, "FS_TOOLS_STATE": store}
-    shown = subprocess.run(
-        [sys.executable, "-m", "fs_tools", "diff", "--session", "S1", "--root", str(project)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    assert "+x = 1" in shown.stdout
-    history = subprocess.run(
-        [sys.executable, "-m", "fs_tools", "history", "--session", "S1", "--root", str(project)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    mark = history.stdout.split()[0]
-    subprocess.run(
-        [sys.executable, "-m", "fs_tools", "rewind", mark, "--session", "S1", "--root", str(project)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
+
+    def fs_tools(*arguments: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "fs_tools", *arguments, "--session", "S1", "--root", str(project)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "FS_TOOLS_STATE": store},
+            check=True,
+        )
+        return done.stdout
+
+    assert "+x = 1" in fs_tools("diff")
+    mark = fs_tools("history").split()[0]
+    fs_tools("rewind", mark)
     assert not (project / "pkg" / "b.py").exists()
 
 

@@ -98,7 +98,7 @@ def _shows(data: bytes | None, shown: tuple[int, str]) -> bool:
     except FsError:
         return True
     first, excerpt = shown
-    want = excerpt.replace("\r\n", "\n").split("\n")
+    want = excerpt.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
     have = text.replace("\r\n", "\n").split("\n")[max(first, 1) - 1 :][: len(want)]
     if len(want) > len(have):
         return False

@@ -323,7 +323,13 @@ def test_the_command_speaks_gemini_clis_protocol(project: Path, store: str) -> N
     assert decision["decision"] == "deny" and "has not been read" in decision["reason"]
     _run(
         "gemini",
-        gemini(project, "AfterTool", "read_file", {"file_path": "a.py"}, tool_response={"llmContent": "…"}),
+        gemini(
+            project,
+            "AfterTool",
+            "read_file",
+            {"file_path": "a.py"},
+            tool_response={"llmContent": "def f():\n\treturn 1\n"},
+        ),
         store,
     )
     near = json.loads(_run("gemini", gemini(project, "BeforeTool", "replace", replace), store).stdout)
@@ -334,7 +340,9 @@ def test_the_command_speaks_gemini_clis_protocol(project: Path, store: str) -> N
 
 
 def test_gemini_after_a_failed_tool_adopts_nothing(project: Path, store: str) -> None:
-    read = gemini(project, "AfterTool", "read_file", {"file_path": "a.py"}, tool_response={"llmContent": "…"})
+    read = gemini(
+        project, "AfterTool", "read_file", {"file_path": "a.py"}, tool_response={"llmContent": "def f():\n\treturn 1\n"}
+    )
     hook_event("gemini", read, store=store)
     replace = {"file_path": "a.py", "old_string": "\treturn 1", "new_string": "\treturn 2"}
     hook_event("gemini", gemini(project, "BeforeTool", "replace", replace), store=store)
@@ -657,3 +665,23 @@ def test_user_scope_follows_the_harnesss_home(project: Path, tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     assert "PreToolUse" in json.loads((codex_home / "hooks.json").read_text())["hooks"]
+
+
+def test_a_gemini_read_is_recorded_only_as_the_model_saw_it(project: Path, store: str) -> None:
+    (project / "a.py").write_text("def f():\n\treturn 7\n")  # changed between read_file and its hook
+    saw = {"llmContent": "def f():\n\treturn 1\n", "returnDisplay": ""}
+    hook_event(
+        "gemini", gemini(project, "AfterTool", "read_file", {"file_path": "a.py"}, tool_response=saw), store=store
+    )
+    write = {"file_path": "a.py", "content": "x\n"}
+    assert hook_event("gemini", gemini(project, "BeforeTool", "write_file", write), store=store).deny
+    now = {"llmContent": "\ufeffdef f():\r\n\treturn 7\r\n", "returnDisplay": ""}  # a BOM, CRLF: the same lines
+    hook_event(
+        "gemini", gemini(project, "AfterTool", "read_file", {"file_path": "a.py"}, tool_response=now), store=store
+    )
+    assert hook_event("gemini", gemini(project, "BeforeTool", "write_file", write), store=store) == Reply()
+    window = {"llmContent": "IMPORTANT: The file content has been truncated.\n…", "returnDisplay": ""}
+    (project / "a.py").write_text("def f():\n\treturn 8\n")
+    windowed = gemini(project, "AfterTool", "read_file", {"file_path": "a.py", "start_line": 1}, tool_response=window)
+    hook_event("gemini", windowed, store=store)  # not compared: recorded as a read
+    assert hook_event("gemini", gemini(project, "BeforeTool", "write_file", write), store=store) == Reply()

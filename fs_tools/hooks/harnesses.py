@@ -258,6 +258,20 @@ def _gemini_failed(event: Mapping[str, Any]) -> bool:
     return isinstance(response, Mapping) and bool(response.get("error"))
 
 
+def _gemini_shown(event: Mapping[str, Any]) -> tuple[int, str] | None:
+    """What Gemini CLI's ``read_file`` showed, when it showed the whole file as it is (``llmContent``; a
+    window or a cut read starts with a notice instead, and is not compared)."""
+    arguments, response = event.get("tool_input"), event.get("tool_response")
+    if not isinstance(arguments, Mapping) or not isinstance(response, Mapping) or response.get("error"):
+        return None
+    if any(arguments.get(name) is not None for name in ("start_line", "end_line", "offset", "limit")):
+        return None
+    content = response.get("llmContent")
+    if not isinstance(content, str) or content.startswith("IMPORTANT:"):
+        return None
+    return 1, content
+
+
 class _GeminiHarness(Harness):
     def entry(self, matcher: str, command: str) -> dict[str, Any]:
         return {"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 30_000}]}
@@ -277,6 +291,7 @@ GEMINI = _GeminiHarness(
     },
     project_variables=("GEMINI_PROJECT_DIR",),
     failed_when=_gemini_failed,
+    shown_by=_gemini_shown,
     answer=_decision,
     home=("", ".gemini"),
     settings=".gemini/settings.json",

@@ -302,24 +302,30 @@ HOMES = REPO / ".harness-homes"  # gitignored: homes that must not be under the 
 
 
 @contextlib.contextmanager
+def _home(kind: type[Harness], where: Path) -> Iterator[Path]:
+    """A new home for a ``kind`` run: ``where``, or for Codex a directory under HOMES, removed after."""
+    if kind is not Codex:
+        where.mkdir()
+        yield where.resolve()
+        return
+    HOMES.mkdir(exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="codex-", dir=HOMES))
+    try:
+        yield home.resolve()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@contextlib.contextmanager
 def _made(kind: type[Harness], tmp_path: Path) -> Iterator[Harness]:
     """A ``kind`` harness with a project, a home and a store of its own, fs-tools' hooks installed."""
     kind.executable()
     project = tmp_path / "project"
     project.mkdir()
-    if kind is Codex:
-        HOMES.mkdir(exist_ok=True)
-        home = Path(tempfile.mkdtemp(prefix="codex-", dir=HOMES))
-    else:
-        home = tmp_path / "home"
-        home.mkdir()
-    try:
-        made = kind(project.resolve(), home.resolve(), (tmp_path / "state" / "observations.sqlite").resolve())
+    with _home(kind, tmp_path / "home") as home:
+        made = kind(project.resolve(), home, (tmp_path / "state" / "observations.sqlite").resolve())
         made.install()
         yield made
-    finally:
-        if kind is Codex:
-            shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(params=[ClaudeCode, GeminiCLI, Codex], ids=["claude-code", "gemini", "codex"])
@@ -475,57 +481,87 @@ def test_codex_a_heredoc_patch_through_the_shell_is_judged_too(codex: Harness) -
 
 LEASE = "is being changed by another agent's session"
 STALE = "changed since this session last read it"
-CLAUDE_STALE = "has been modified since read"  # Claude Code's own check, before any hook, on a late Write
+# each harness's own refusal of the second change, before its hook runs, when the first has already landed:
+OWN_REFUSAL = {
+    ClaudeCode: "has been modified since read",  # Claude Code's check of a Write against its own last Read
+    GeminiCLI: "",  # none: write_file writes what it is given, whatever was read before
+    Codex: "verification failed",  # apply_patch: the hunk's old lines are no longer in the file
+}
 
 
-def test_claude_code_two_sessions_writing_one_file_at_once_lose_no_update(tmp_path: Path) -> None:
-    """Two ``claude -p`` on one project and one store both Read a file, then both Write it. Their fakes
-    hold both Write turns at a barrier and let them go together, so both sessions' PreToolUse hooks run at
-    about the same moment. Which one wins is up to the scheduler; what may never happen is both landing (the
-    second would overwrite a change its session never read). One Write lands; the other session reads
-    fs-tools' denial (the lease taken by the allowed Write, or, if that one was already made, the staleness
-    of its read), and the file holds the landed Write's text. A session let go so late that the other's Write
-    had already landed before Claude Code validated its own may be refused by Claude Code itself, before its
-    hook runs: not seen in runs here (the lease or the stale denial, about evenly), but no lost update either."""
-    ClaudeCode.executable()
+def _replace_all(harness: Harness, name: str, old: str, new: str, before: Any) -> Turn:
+    """The model replaces the whole of ``name`` (``old``) by ``new``: Claude Code's Write, Gemini CLI's
+    write_file; Codex has no write tool, so an apply_patch updating the file, every old line by the new."""
+    if isinstance(harness, Codex):
+        return harness.edit(name, old.removesuffix("\n"), new.removesuffix("\n"), before)
+    tool = "Write" if isinstance(harness, ClaudeCode) else "write_file"
+    return call(tool, before, file_path=harness.path(name), content=new)
+
+
+# Codex is left out until one unexplained failure is understood: in 53 runs (all passing alone), one run of
+# the whole file refused the losing patch with a text none of the three expected ones matched, and it was not
+# kept. Its script and expected refusals stay here (OWN_REFUSAL, _replace_all) for that investigation.
+@pytest.mark.parametrize("kind", [ClaudeCode, GeminiCLI], ids=["claude-code", "gemini"])
+def test_two_sessions_writing_one_file_at_once_lose_no_update(kind: type[Harness], tmp_path: Path) -> None:
+    """Two runs of one CLI, each with a home (and so a session) of its own, on one project and one store,
+    both read a file, then both replace it. Their fakes hold both replacing turns at a barrier and let them
+    go together, so both sessions' pre-tool hooks run at about the same moment. Which one wins is up to the
+    scheduler; what may never happen is both landing (the second would overwrite a change its session never
+    read). Asserted, and what each guarantees:
+
+    - both reads went through: each session's change is judged against a read of the original text;
+    - exactly one change is reported done to its model: two would be a lost update, none a denial too many;
+    - the other session's model is told, in its next request, why its change was refused: fs-tools' lease
+      (the allowed change is being made), fs-tools' staleness (it was made; this read is older), or — when
+      that session was let go so late that the other change had landed before its harness validated its own
+      call — the harness's own refusal, before any hook (Claude Code's Write check; Codex's patch whose old
+      lines are gone; Gemini CLI has none);
+    - the file holds exactly the landed change's text: the refused one left no trace on disk.
+
+    Which of the three it was is printed (``pytest -rP`` shows it)."""
+    kind.executable()
     project = tmp_path / "project"
     project.mkdir()
     store = (tmp_path / "state" / "observations.sqlite").resolve()
-    sessions: dict[str, Harness] = {}
-    for name in ("one", "two"):
-        (tmp_path / name).mkdir()  # a home each; the project, its settings and the store shared
-        sessions[name] = ClaudeCode(project.resolve(), (tmp_path / name).resolve(), store)
-    sessions["one"].install()
     target = project / "a.txt"
     target.write_text(TEXT)
-    together = threading.Barrier(len(sessions), timeout=CLI_TIMEOUT / 2)
+    together = threading.Barrier(2, timeout=CLI_TIMEOUT / 2)
+    with contextlib.ExitStack() as homes:
+        sessions: dict[str, Harness] = {}
+        for name in ("one", "two"):  # a home each; the project, its settings and the store shared
+            sessions[name] = kind(project.resolve(), homes.enter_context(_home(kind, tmp_path / name)), store)
+        sessions["one"].install()
 
-    def script(name: str) -> list[Turn]:
-        write = call("Write", together.wait, file_path=str(target), content=f"written by {name}\n")
-        return [call("Read", file_path=str(target)), write, Turn(text="done")]
+        def script(name: str, harness: Harness) -> list[Turn]:
+            write = _replace_all(harness, "a.txt", TEXT, f"written by {name}\n", together.wait)
+            return [harness.read("a.txt"), write, Turn(text="done")]
 
-    runs: dict[str, Run] = {}
-    failures: list[BaseException] = []
+        runs: dict[str, Run] = {}
+        failures: list[BaseException] = []
 
-    def run(name: str, harness: Harness) -> None:
-        try:
-            runs[name] = harness.run(script(name))
-        except BaseException as exc:  # pytest.fail's too: reported below, not lost in the thread
-            failures.append(exc)
-            together.abort()  # the other session's fake stops waiting
+        def run(name: str, harness: Harness) -> None:
+            try:
+                runs[name] = harness.run(script(name, harness))
+            except BaseException as exc:  # pytest.fail's too: reported below, not lost in the thread
+                failures.append(exc)
+                together.abort()  # the other session's fake stops waiting
 
-    threads = [threading.Thread(target=run, args=(name, harness)) for name, harness in sessions.items()]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(CLI_TIMEOUT + 30)
+        threads = [threading.Thread(target=run, args=(name, harness)) for name, harness in sessions.items()]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(CLI_TIMEOUT + 30)
     assert not failures, failures
-    outcomes = {name: _last_result(harness, runs[name], 2) for name, harness in sessions.items()}
     for name, harness in sessions.items():
-        assert _last_result(harness, runs[name], 1)[0] is False, name  # the Read went through
+        error, text = _last_result(harness, runs[name], 1)
+        assert not error, (name, text)  # the read went through
+    outcomes = {name: _last_result(harness, runs[name], 2) for name, harness in sessions.items()}
     landed = [name for name, (error, _) in outcomes.items() if not error]
     assert len(landed) == 1, outcomes  # both landing is a lost update; neither, a denial too many
-    (denied,) = set(outcomes) - set(landed)
-    reason = outcomes[denied][1]
-    assert LEASE in reason or STALE in reason or CLAUDE_STALE in reason, reason
+    (refused,) = set(outcomes) - set(landed)
+    reason = outcomes[refused][1]
+    own = OWN_REFUSAL[kind]
+    seen = "lease" if LEASE in reason else "stale" if STALE in reason else "own" if own and own in reason else ""
+    assert seen, reason
+    print(f"race: {landed[0]} landed; {refused} refused ({seen}): {reason}")
     assert target.read_text() == f"written by {landed[0]}\n"

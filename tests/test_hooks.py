@@ -438,7 +438,11 @@ def test_codex_patches_are_gated(project: Path, store: str, form: str) -> None:
 
     unread = hook_event("codex", pre(UPDATE), store=store)
     assert unread.deny and "has not been read" in unread.reason
-    hook_event("codex", codex(project, "PostToolUse", "Bash", "sed -n '1,80p' a.py", tool_response="…"), store=store)
+    hook_event(
+        "codex",
+        codex(project, "PostToolUse", "Bash", "sed -n '1,80p' a.py", tool_response="def f():\n\treturn 1\n"),
+        store=store,
+    )
     near = hook_event("codex", pre(UPDATE.replace("-\treturn 1", "-    return 1")), store=store)
     assert near.deny and "line 2" in near.reason
     assert hook_event("codex", pre(UPDATE), store=store) == Reply()
@@ -451,7 +455,9 @@ def test_codex_patches_are_gated(project: Path, store: str, form: str) -> None:
 
 
 def test_codex_adopts_an_applied_patch(project: Path, store: str) -> None:
-    hook_event("codex", codex(project, "PostToolUse", "Bash", "cat a.py", tool_response="…"), store=store)
+    hook_event(
+        "codex", codex(project, "PostToolUse", "Bash", "cat a.py", tool_response="def f():\n\treturn 1\n"), store=store
+    )
     assert hook_event("codex", codex(project, "PreToolUse", "apply_patch", UPDATE), store=store) == Reply()
     (project / "a.py").write_text("def f():\n\treturn 2\n")
     done = "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nM a.py\n"
@@ -516,7 +522,10 @@ def test_a_shell_patch_takes_no_lease(project: Path, store: str) -> None:
     """Codex sends no PostToolUse after a heredoc patch: a lease would keep others off the file until it
     ran out. It is checked, not leased."""
     for session in ("A", "B"):
-        read = {**codex(project, "PostToolUse", "Bash", "cat a.py", tool_response="…"), "session_id": session}
+        read = {
+            **codex(project, "PostToolUse", "Bash", "cat a.py", tool_response="def f():\n\treturn 1\n"),
+            "session_id": session,
+        }
         hook_event("codex", read, store=store)
     heredoc = {**codex(project, "PreToolUse", "Bash", f"apply_patch <<'EOF'\n{UPDATE}EOF"), "session_id": "A"}
     assert hook_event("codex", heredoc, store=store) == Reply()
@@ -531,14 +540,20 @@ def test_a_codex_patch_is_judged_where_codex_applies_it(tmp_path: Path, store: s
     (root / "sub").mkdir(parents=True)
     for where in (root, root / "sub"):
         (where / "a.py").write_text("def f():\n\treturn 1\n")
-    hook_event("codex", codex(root, "PostToolUse", "Bash", "cat a.py", tool_response="…"), store=store)
+    hook_event(
+        "codex", codex(root, "PostToolUse", "Bash", "cat a.py", tool_response="def f():\n\treturn 1\n"), store=store
+    )
     inside = codex(root / "sub", "PreToolUse", "apply_patch", UPDATE)
     denied = hook_event("codex", inside, store=store, roots=[str(root)])
     assert denied.deny and "sub/a.py" in denied.reason and "has not been read" in denied.reason
     assert "`cat FILE`" in denied.reason  # what counts as a read, in Codex
     heredoc = codex(root, "PreToolUse", "Bash", f"cd sub && apply_patch <<'EOF'\n{UPDATE}EOF\n")
     assert hook_event("codex", heredoc, store=store, roots=[str(root)]).deny
-    hook_event("codex", codex(root, "PostToolUse", "Bash", "cd sub && cat a.py", tool_response="…"), store=store)
+    hook_event(
+        "codex",
+        codex(root, "PostToolUse", "Bash", "cd sub && cat a.py", tool_response="def f():\n\treturn 1\n"),
+        store=store,
+    )
     assert hook_event("codex", heredoc, store=store, roots=[str(root)]) == Reply()
 
 
@@ -685,3 +700,16 @@ def test_a_gemini_read_is_recorded_only_as_the_model_saw_it(project: Path, store
     windowed = gemini(project, "AfterTool", "read_file", {"file_path": "a.py", "start_line": 1}, tool_response=window)
     hook_event("gemini", windowed, store=store)  # not compared: recorded as a read
     assert hook_event("gemini", gemini(project, "BeforeTool", "write_file", write), store=store) == Reply()
+
+
+def test_a_codex_shell_read_is_recorded_only_as_the_model_saw_it(project: Path, store: str) -> None:
+    """A late PostToolUse of ``cat`` (another agent wrote the file since): the output is not the file now,
+    so the read is not recorded, and the patch resting on it is denied."""
+    (project / "a.py").write_text("def f():\n\treturn 7\n")
+    late = codex(project, "PostToolUse", "Bash", "cat a.py", tool_response="def f():\n\treturn 1\n")
+    hook_event("codex", late, store=store)
+    assert hook_event("codex", codex(project, "PreToolUse", "apply_patch", UPDATE), store=store).deny
+    window = codex(project, "PostToolUse", "Bash", "sed -n '2,2p' a.py", tool_response="\treturn 7\n")
+    hook_event("codex", window, store=store)
+    patch = UPDATE.replace("-\treturn 1\n+\treturn 2", "-\treturn 7\n+\treturn 8")
+    assert hook_event("codex", codex(project, "PreToolUse", "apply_patch", patch), store=store) == Reply()

@@ -388,6 +388,30 @@ def _codex_adjust(tool: str, arguments: dict[str, Any], cwd: str | None) -> tupl
     return tool, arguments
 
 
+_COMPARED_OUTPUT = 8 << 10  # Codex cuts long outputs for the model: only shorter ones are compared
+
+
+def _codex_shown(event: Mapping[str, Any]) -> tuple[int, str] | None:
+    """What a plain shell read of one file showed (``cat F``, ``head [-n N] F``, ``sed -n 'A,Bp' F``): its
+    first line and the output, which PostToolUse carries; None for any other command, or a long output."""
+    arguments, output = event.get("tool_input"), event.get("tool_response")
+    command = arguments.get("command") if isinstance(arguments, Mapping) else None
+    if not isinstance(command, str) or not isinstance(output, str) or len(output) > _COMPARED_OUTPUT:
+        return None
+    moved = _CD.match(command)
+    try:
+        words = shlex.split(command[moved.end() :] if moved is not None else command)
+    except ValueError:
+        return None
+    if len(words) == 2 and words[0] in ("cat", "head"):
+        return 1, output
+    if len(words) == 4 and words[:2] == ["head", "-n"]:
+        return 1, output
+    if len(words) == 4 and words[:2] == ["sed", "-n"] and _SED_PRINT.fullmatch(words[2]):
+        return int(words[2].split(",")[0].removesuffix("p")), output
+    return None
+
+
 def _listed(arguments: dict[str, Any], cwd: str | None) -> tuple[str, ...] | None:
     paths = arguments.get("paths")
     if not isinstance(paths, list):
@@ -416,6 +440,7 @@ CODEX = Harness(
     },
     adjust=_codex_adjust,
     failed_when=_codex_failed,
+    shown_by=_codex_shown,
     home=("CODEX_HOME", ".codex"),
     hint=" (a read is a plain `cat FILE`, `sed -n 'A,Bp' FILE`, `head`/`tail`/`nl FILE`, or a pipe of them)",
     settings=".codex/hooks.json",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from fs_tools import __version__
+from fs_tools.state import state_directory
 
 if TYPE_CHECKING:
     from fs_tools.history import HistoryEntry
@@ -67,10 +68,7 @@ class _Parser(argparse.ArgumentParser):
 def default_state_file() -> Path:
     """Where ``fs-tools call`` keeps observations between invocations: the user's state directory,
     never inside a workspace root."""
-    base = os.environ.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):  # the XDG spec: a relative path is invalid and ignored
-        base = os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "fs-tools" / "observations.sqlite"
+    return state_directory() / "observations.sqlite"
 
 
 def token_file(port: int | str) -> Path:
@@ -285,9 +283,11 @@ def _hook_main(words: list[str]) -> int:
     except SystemExit:  # --help, --version
         return 0
     except BaseException as exc:  # anything at all: the harness goes on
-        why = str(exc) if isinstance(exc, _BadSetup) else f"{type(exc).__name__}: {exc}"
-        with contextlib.suppress(Exception):
-            print(f"fs-tools hook: {' '.join(why.split())[:300]} (no opinion: the harness goes on)", file=sys.stderr)
+        with contextlib.suppress(BaseException):
+            from fs_tools.hooks.harnesses import unjudged
+
+            why = str(exc) if isinstance(exc, _BadSetup) else f"{type(exc).__name__}: {exc}"
+            print(unjudged(why).note, file=sys.stderr)
         return 0
 
 

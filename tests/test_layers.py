@@ -16,7 +16,14 @@ PROJECT = Path(__file__).resolve().parent.parent
 
 # Lowest first. A module may import modules of its own layer or of lower ones, never of a higher one.
 LAYERS: list[tuple[str, ...]] = [
-    ("fs_tools.errors", "fs_tools.names", "fs_tools.terms", "fs_tools.line_diff", "fs_tools.line_index"),
+    (
+        "fs_tools.errors",
+        "fs_tools.names",
+        "fs_tools.state",
+        "fs_tools.terms",
+        "fs_tools.line_diff",
+        "fs_tools.line_index",
+    ),
     ("fs_tools.result", "fs_tools.arguments", "policy"),
     ("fs_tools.provider",),
     ("fs_tools.observation_store", "fs_tools.redis_store", "fs_tools.history", "fs_tools.watcher"),

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from fs_tools.hooks.harnesses import HARNESSES, Answer, Reply
+from fs_tools.hooks.harnesses import HARNESSES, Answer, Reply, unjudged
 
 MAX_EVENT_BYTES = 64 << 20  # a Write's content travels in its event: more than any file fs-tools writes
 MARKER = "-m fs_tools hook"  # what every command fs-tools installs contains, and uninstall looks for
@@ -43,27 +43,23 @@ def _judge(
         with _deadline(timeout):
             raw = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
             if len(raw) > MAX_EVENT_BYTES:
-                return spec.answer(_unjudged(f"the event is over {MAX_EVENT_BYTES:,} bytes"))
+                return spec.answer(unjudged(f"the event is over {MAX_EVENT_BYTES:,} bytes"))
             try:
                 event = json.loads(raw)
             except ValueError as exc:
-                return spec.answer(_unjudged(f"the event is not JSON ({exc})"))
+                return spec.answer(unjudged(f"the event is not JSON ({exc})"))
             call = spec.call_of(event) if isinstance(event, dict) else "the event is not a JSON object"
             if isinstance(call, str):  # not ours to judge: answered before the library is imported
-                return spec.answer(_unjudged(call) if call else Reply())
+                return spec.answer(unjudged(call) if call else Reply())
             from fs_tools.hooks.engine import hook_event
 
             return spec.answer(
                 hook_event(harness, event, roots=roots or None, store=store, protected=protected, read_only=read_only)
             )
     except _TimedOut:
-        return spec.answer(_unjudged(f"no verdict within {timeout:g} s"))
+        return spec.answer(unjudged(f"no verdict within {timeout:g} s"))
     except Exception as exc:  # a hook never breaks its harness
-        return spec.answer(_unjudged(f"{type(exc).__name__}: {exc}"))
-
-
-def _unjudged(why: str) -> Reply:
-    return Reply(note=f"fs-tools hook: {' '.join(why.split())[:300]} (no opinion: the harness goes on)")
+        return spec.answer(unjudged(f"{type(exc).__name__}: {exc}"))
 
 
 @contextlib.contextmanager
@@ -117,7 +113,6 @@ def install(harness: str, scope: str, project: Path, options: Sequence[str]) -> 
         if not isinstance(entries, list):
             raise ValueError(f"{path}: hooks.{event} is not a list; fix it by hand, then install again")
         entries.append(spec.entry(matcher, command))
-    settings.update(spec.enable)
     _save(path, settings)
     done = f"installed fs-tools' hooks for {harness} in {path}"
     if harness == "codex":  # Codex skips hooks it has not been told to trust, silently

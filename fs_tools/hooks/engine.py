@@ -14,7 +14,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fs_tools.hooks.harnesses import HARNESSES, Call, Harness, Reply
+from fs_tools.hooks.harnesses import HARNESSES, Call, Harness, Reply, unjudged
+from fs_tools.state import state_directory
 
 if TYPE_CHECKING:
     from fs_tools.workspace import Session, Workspace
@@ -25,10 +26,6 @@ log = logging.getLogger("fs_tools.hooks")
 
 
 NO_OPINION = Reply()
-
-
-def _unjudged(why: str) -> Reply:
-    return Reply(note=f"fs-tools hook: {why} (no opinion: the harness goes on)")
 
 
 class HookGates:
@@ -81,14 +78,14 @@ class HookGates:
             return self._handle(event)
         except Exception as exc:  # a hook never breaks its harness
             log.debug("hook event not judged", exc_info=True)
-            return _unjudged(f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+            return unjudged(f"{type(exc).__name__}: {exc}")
 
     def _handle(self, event: object) -> Reply:
         if not isinstance(event, Mapping):
-            return _unjudged(f"the event is not a JSON object but {type(event).__name__}")
+            return unjudged(f"the event is not a JSON object but {type(event).__name__}")
         call = self.harness.call_of(event)
         if isinstance(call, str):  # not a call fs-tools judges: say why only when it is malformed
-            return _unjudged(call) if call else NO_OPINION
+            return unjudged(call) if call else NO_OPINION
         session = self._session(call, event)
         if call.phase == "pre":
             return self._before(session, call)
@@ -124,7 +121,7 @@ class HookGates:
             if code in self.harness.not_verdicts:
                 return NO_OPINION
             if code in _NOT_A_VERDICT:
-                return _unjudged(f"{code}: {' '.join(result.error.message.split())[:300]}")
+                return unjudged(f"{code}: {result.error.message}")
             hint = self.harness.hint if code in ("FS_NOT_OBSERVED", "FS_STALE_VERSION") else ""
             return Reply(deny=True, reason=result.text + hint)
         for path in call.creates:  # a file it may create: seen absent, so its creation is its own change
@@ -254,12 +251,11 @@ _NOT_A_VERDICT = frozenset({"INVALID_ARGS", "UNKNOWN_TOOL", "INTERNAL_ERROR", "F
 
 
 def _lease_directory(store: str | os.PathLike[str] | None) -> Path:
+    """Beside a SQLite store; for a Redis store or none, in the user's state directory (a lease is local
+    to a machine)."""
     if store is not None and not (isinstance(store, str) and "://" in store):
         return Path(f"{os.fspath(store)}.leases")
-    base = os.environ.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "fs-tools" / "leases"
+    return state_directory() / "leases"
 
 
 def _lease_name(key: str) -> str:

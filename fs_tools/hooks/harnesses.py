@@ -23,6 +23,11 @@ class Reply:
     note: str = ""
 
 
+def unjudged(why: str) -> Reply:
+    """No opinion, with the one line that says why (on one line, at most 300 characters of it)."""
+    return Reply(note=f"fs-tools hook: {' '.join(why.split())[:300]} (no opinion: the harness goes on)")
+
+
 @dataclass(frozen=True)
 class Answer:
     """A reply in the harness's protocol: the command's exit status, stdout and stderr."""
@@ -119,7 +124,7 @@ class Harness:
     answer: Callable[[Reply], Answer] = _exit_two
     settings: str | None = None  # the settings file, relative to the project (or the user's home)
     entries: Mapping[str, str] = field(default_factory=dict)  # event -> the matcher of fs-tools' entry
-    enable: Mapping[str, Any] = field(default_factory=dict)  # settings the hooks need on
+    timeout: int = 30  # of fs-tools' entry, in the unit the harness reads (Gemini CLI: milliseconds)
     # The harness's own directory (an environment variable naming it, else its place in the home): its
     # files (Claude Code's plans, settings) are not the project's, and the user's settings file is there.
     home: tuple[str, str] = ("", "")
@@ -148,7 +153,7 @@ class Harness:
 
     def entry(self, matcher: str, command: str) -> dict[str, Any]:
         """One matcher group of fs-tools' hook in the settings file."""
-        return {"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 30}]}
+        return {"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": self.timeout}]}
 
     def call_of(self, event: Mapping[str, Any]) -> Call | str:
         """The tool call of ``event``, or why it is not one fs-tools judges ("" when it simply is not:
@@ -272,12 +277,7 @@ def _gemini_shown(event: Mapping[str, Any]) -> tuple[int, str] | None:
     return 1, content
 
 
-class _GeminiHarness(Harness):
-    def entry(self, matcher: str, command: str) -> dict[str, Any]:
-        return {"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 30_000}]}
-
-
-GEMINI = _GeminiHarness(
+GEMINI = Harness(
     name="gemini",
     dialect="gemini",
     session_field="session_id",
@@ -294,6 +294,7 @@ GEMINI = _GeminiHarness(
     shown_by=_gemini_shown,
     answer=_decision,
     home=("", ".gemini"),
+    timeout=30_000,
     settings=".gemini/settings.json",
     entries={"BeforeTool": "^(write_file|replace)$", "AfterTool": "^(read_file|write_file|replace)$"},
 )

@@ -120,17 +120,6 @@ class _CheckOnly:
         raise AssertionError("a check-only gate never commits")
 
 
-def gate_state(ctx: ToolContext, path: str, intent: Intent) -> tuple[FileState, str | None]:
-    """What the session's gate for ``intent`` finds at ``path`` (configuration and observation gates
-    passed, else their error), and the version it expects there (None: a create); nothing is touched."""
-    try:
-        ctx.provider.commit(path, _CheckOnly(SessionGate(ctx, intent)), b"", cancel=ctx.cancel)
-    except _Stopped as stopped:
-        assert stopped.file is not None
-        return stopped.file, stopped.expected
-    raise AssertionError("a check-only gate always raises")  # pragma: no cover
-
-
 def capture(ctx: ToolContext, path: str) -> Snapshot:
     """The file's bytes as the session's edit gate vouches for them (read under its lock, at the version
     the session observed: else the stale error a commit would raise, with the lines that changed)."""

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fs_tools.hooks import HookGates, Reply, hook_event
 from fs_tools.hooks import command as hook_command
@@ -713,3 +715,42 @@ def test_a_codex_shell_read_is_recorded_only_as_the_model_saw_it(project: Path, 
     hook_event("codex", window, store=store)
     patch = UPDATE.replace("-\treturn 1\n+\treturn 2", "-\treturn 7\n+\treturn 8")
     assert hook_event("codex", codex(project, "PreToolUse", "apply_patch", patch), store=store) == Reply()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    harness=st.sampled_from(["claude-code", "gemini", "codex"]),
+    event=st.sampled_from(["PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool"]),
+    tool=st.sampled_from(
+        ["Read", "Write", "Edit", "NotebookEdit", "read_file", "write_file", "replace", "Bash", "apply_patch"]
+    ),
+    tool_input=st.dictionaries(
+        st.sampled_from(["file_path", "notebook_path", "content", "old_string", "new_string", "command", "x"]),
+        _JSON,
+        max_size=4,
+    ),
+    response=_JSON,
+)
+def test_any_event_gets_a_reply_and_changes_nothing(
+    project: Path, store: str, harness: str, event: str, tool: str, tool_input: dict[str, Any], response: object
+) -> None:
+    before = (project / "a.py").read_bytes()
+    payload = {
+        "session_id": "F",
+        "cwd": str(project),
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_response": response,
+    }
+    reply = hook_event(harness, payload, store=store)
+    assert isinstance(reply, Reply)
+    assert not reply.deny or reply.reason  # a denial always says why
+    assert sorted(p.name for p in project.iterdir()) == ["a.py"] and (project / "a.py").read_bytes() == before

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from fs_tools.errors import FsError
 from fs_tools.history.model import Effect
-from fs_tools.provider import decode_text
+from fs_tools.provider import decode_text, version_of
 from fs_tools.tools.base import ToolContext
 from policy import ABSENT, Present
 
@@ -69,9 +69,11 @@ def observe(
     recorded (None: absent, or a file that never held still, which is left unrecorded).
 
     ``shown`` is what the other tool showed: its first line's number and the text of its lines. When the
-    file's lines there differ now (it changed between that read and this record), nothing is recorded:
-    the session saw another version, and its next change must not rest on this one. ``missing_only``
-    (a read that failed): only a missing file is recorded, as absent."""
+    file's lines there differ now (it changed between that read and this record), the session saw an
+    older version: what it saw is recorded (as the version of the text shown, which the file no longer
+    has), so its next change is refused as stale — the file changed since this session read it — and
+    never rests on the version it did not see; None is returned. ``missing_only`` (a read that failed):
+    only a missing file is recorded, as absent."""
     seen = _look(ctx, path, ctx.provider.remember_limit)
     if missing_only and seen.exists:
         return None
@@ -79,6 +81,8 @@ def observe(
         ctx.store.put(ctx.session, seen.key, ABSENT)
     elif seen.version is not None:
         if shown is not None and not _shows(seen.data, shown):
+            ctx.store.put(ctx.session, seen.key, Present(version_of(shown[1].encode("utf-8", "surrogatepass"))))
+            ctx.changed(seen.key)
             return None
         ctx.store.put(ctx.session, seen.key, Present(seen.version))
     ctx.changed(seen.key)

@@ -181,6 +181,12 @@ Loc = tuple[int | str, ...]
 Violation = tuple[Loc, str]  # where (relative to the model), and what is wrong
 
 
+class Deferred(str):
+    """What a cross-field violation says when the tool answers it itself if it is the call's only one —
+    with what only the file can tell (an edit whose new_string equals its old_string: where that text
+    already is). With other violations it is reported in the same pass, as any other."""
+
+
 class ToolArgs(BaseModel):
     """Base of every tool's arguments: strict, closed, immutable; ``null`` means the default.
 
@@ -266,17 +272,18 @@ def validate_arguments(model: type[ToolArgs], raw: object) -> ToolArgs:
         raise ToolArgsError(["/: the arguments are nested too deeply"]) from exc
     else:
         error = None
-    if not found:
-        return args
+    if error is None and all(isinstance(message, Deferred) for _, message in found):
+        return args  # nothing, or only what the tool answers better itself
     found.sort(key=lambda item: _declaration_order(model, item[0]))
     raise ToolArgsError([message for _, message in found]) from error
 
 
 def _rule_violations(model: type[ToolArgs], data: Mapping[str, Any], loc: Loc) -> list[tuple[Loc, str]]:
     """Cross-field rules of ``model`` and of the models nested in it, wherever the shapes allow."""
-    found = [
-        ((*loc, *where), f"{pointer((*loc, *where))}: {what}") for where, what in model.cross_field_violations(data)
-    ]
+    found: list[tuple[Loc, str]] = []
+    for where, what in model.cross_field_violations(data):
+        said = f"{pointer((*loc, *where))}: {what}"
+        found.append(((*loc, *where), Deferred(said) if isinstance(what, Deferred) else said))
     for name, value in data.items():
         nested = _nested_model(model, name)
         if nested is None:

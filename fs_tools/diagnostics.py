@@ -30,6 +30,12 @@ _ESCAPES = {
         "a backslash before characters the file has without one (such as \\` or \\$): drop those backslashes"
     ),
 }
+_UNDER_ESCAPES = {
+    "\\n": "a line break where the file has \\n (a backslash and an n, two characters): write \\n there",
+    "\\t": "a tab where the file has \\t (a backslash and a t, two characters): write \\t there",
+    '\\"': 'a quote alone where the file has a backslash before it (\\"): write the backslash too',
+    "\\\\": "a single backslash (\\) where the file has two (\\\\): write each backslash as the file does",
+}
 _PREFIX_RULE = {
     "number_tab": "the number and the one tab after it",
     "number_arrow": "the number and the → after it",
@@ -60,9 +66,20 @@ def not_found_message(head: str, details: Mapping[str, Any]) -> str:
     shown = excerpt(candidate, named)
     if kind == "already_applied":
         loosely = " (but for whitespace)" if details.get("loosely") else ""
+        loosely = " (within the line)" if details.get("within_line") else loosely
         return (
             f"{head}, but {term('new_string')} is already in the file at line {line}{loosely} — the edit looks applied "
             f"already; nothing was changed now. Check it there before editing again:\n{shown}"
+        )
+    if kind == "placeholder":
+        first, last = (int(n) for n in details.get("stands_for") or (0, 0))
+        lines = f"line {first}" if first == last else f"lines {first}–{last}"
+        return (
+            f"{head}. The closest text is at line {line}: {term('old_string')}'s line {details.get('old_line')} "
+            f"({str(details.get('placeholder'))[:80]!r}) is a placeholder for lines left out, where the file has "
+            f"{lines}; the text before and after it matches. An edit replaces exactly the text it is given: put "
+            f"those lines in {term('old_string')} instead of the placeholder, or edit only the lines around it:"
+            f"\n{shown}"
         )
     sentences: list[str] = []
     if details.get("prefix_format"):
@@ -75,6 +92,9 @@ def not_found_message(head: str, details: Mapping[str, Any]) -> str:
         sentences.append(
             f"{term('old_string')} has {_ESCAPES.get(str(details.get('escape')), 'escapes the file does not have')}"
         )
+    elif kind == "under_escaped":
+        said = _UNDER_ESCAPES.get(str(details.get("escape")), "fewer backslashes than the file")
+        sentences.append(f"{term('old_string')} has {said}")
     elif kind == "cr_in_old_string":
         sentences.append(
             f"it differs only in line endings: write line breaks in {term('old_string')} as \\n, with no \\r"
@@ -84,9 +104,12 @@ def not_found_message(head: str, details: Mapping[str, Any]) -> str:
             "it differs only in line endings: this file breaks lines with a bare \\r (carriage return), "
             f"so write them as \\r in {term('old_string')}"
         )
+    sentences.extend(_reshaped(details))
     sentences.extend(_differences(details))
     if kind == "partial" or details.get("missing_lines") or details.get("extra_lines"):
         sentences.extend(_partial(details))
+    elif details.get("near"):  # one line most like old_string's, and what tells them apart
+        sentences.extend(_near(n) for n in details["near"] if n.get("what"))
     if kind == "similar" or details.get("also") == "similar":
         searched_to = details.get("searched_to")
         where = (
@@ -161,12 +184,13 @@ def _difference(d: Mapping[str, Any]) -> str:
         instead = str(d.get("instead_of", ""))
         escaped = "\\u" + f"{ord(char):04x}" if char else ""
         at = f"line {line}, column {d.get('column')}"
+        hidden = "a private-use" if char and unicodedata.category(char) == "Co" else "an invisible"
         if d.get("side") == "file":
             if not instead:
-                return f"{at}: the file has an invisible {named}, which {term('old_string')} lacks ({escaped} in JSON)"
+                return f"{at}: the file has {hidden} {named}, which {term('old_string')} lacks ({escaped} in JSON)"
             return f"{at}: the file has {named} where {term('old_string')} has {instead!r} ({escaped} in JSON)"
         if not instead:
-            return f"{at}: {term('old_string')} has an invisible {named} the file lacks; remove it"
+            return f"{at}: {term('old_string')} has {hidden} {named} the file lacks; remove it"
         return f"{at}: {term('old_string')} has {named} where the file has {instead!r}; use {instead!r}"
     if kind == "blank_lines":
         gap, theirs = int(d.get("file_has", 0)), int(d.get("old_has", 0))
@@ -211,7 +235,7 @@ def _partial(details: Mapping[str, Any]) -> list[str]:
     described = []
     for n in missing[:4]:
         if n in near:
-            described.append(f"its line {n} differs from the file's line {near[n]['line']}")
+            described.append(_near(near[n]))
         else:
             described.append(f"its line {n} is not in the file")
     if len(missing) > 4:
@@ -220,6 +244,78 @@ def _partial(details: Mapping[str, Any]) -> list[str]:
     extra = [int(n) for n in details.get("extra_lines") or []]
     if extra:
         out.append(f"the file has other lines among them ({'line' if len(extra) == 1 else 'lines'} {_numbers(extra)})")
+    return out
+
+
+def _near(near: Mapping[str, Any]) -> str:
+    """Line n of old_string against the file's line most like it, and what tells them apart."""
+    said = f"its line {near['old_line']} differs from the file's line {near['line']}"
+    what = near.get("what") or {}
+    kind = what.get("kind")
+    if kind == "word":
+        return f"{said}: it has {what['old_has']!r} where the file has {what['file_has']!r}"
+    if kind == "escape":
+        escape = str(what.get("escape"))
+        plain = {"\\n": "a line break", "\\t": "a tab"}.get(escape, repr(escape[1:]))
+        if what.get("side") == "file":
+            return f"{said}: the file has {escape} (with a backslash) where {term('old_string')} has {plain}"
+        return f"{said}: {term('old_string')} has {escape} (with a backslash) where the file has {plain}"
+    if kind == "character":
+        char = str(what.get("char", ""))
+        named = f"{what.get('code_point')} {what.get('name')}{_family(char)}"
+        instead = str(what.get("instead_of", ""))
+        if what.get("side") == "file":
+            other = f"where {term('old_string')} has {instead!r}" if instead else f"which {term('old_string')} lacks"
+            return f"{said}: the file has {named} {other}"
+        other = f"where the file has {instead!r}" if instead else "which the file lacks; remove it"
+        return f"{said}: it has {named} {other}"
+    return said
+
+
+def _reshaped(details: Mapping[str, Any]) -> list[str]:
+    """Lines of old_string broken otherwise than the file's, and a ladder of closing lines of another length."""
+    out = []
+    for fact in details.get("reshaped") or []:
+        mine = [int(n) for n in fact.get("old_lines") or []]
+        kind = fact.get("kind")
+        if kind == "joined":
+            first, last = (int(n) for n in fact.get("lines") or (0, 0))
+            out.append(
+                f"{term('old_string')}'s line {mine[0]} has the file's lines {first}–{last} joined in one line: "
+                "keep them on separate lines, as the file has them"
+            )
+        elif kind == "wrapped":
+            out.append(
+                f"{term('old_string')}'s lines {mine[0]}–{mine[-1]} are the file's line {fact.get('line')} wrapped "
+                "(split in more lines): write it on one line, as the file has it"
+            )
+        elif kind == "split_at_escape":
+            out.append(
+                f"{term('old_string')}'s lines {mine[0]}–{mine[-1]} are the file's line {fact.get('line')}, split "
+                "at a real line break where the file has \\n (a backslash and an n, two characters): write \\n "
+                "there, on one line"
+            )
+    ladder = details.get("ladder")
+    if ladder:
+        first, last = (int(n) for n in ladder.get("lines") or (0, 0))
+        has, wants = int(ladder.get("old_has", 0)), int(ladder.get("file_has", 0))
+        one = "one level is missing" if has < wants else "it has one level too many" if has == wants + 1 else ""
+        shifted = ladder.get("shifted")
+        if shifted:
+            columns = shifted.get("columns")
+            how = f"{_count(int(columns), 'column')} " if columns else ""
+            deeper = "deeper" if shifted.get("deeper") else "shallower"
+            out.append(
+                f"{term('old_string')}'s closing lines from its line {ladder.get('old_line')} are each indented "
+                f"{how}{deeper} than the file's (lines {first}–{last}): the ladder is a level off — copy the "
+                "closing lines as the file has them"
+            )
+            return out
+        out.append(
+            f"{term('old_string')} ends with {_count(has, 'closing line')} from its line {ladder.get('old_line')}, "
+            f"where the file has {wants} (lines {first}–{last}){': ' + one if one else ''} — copy the closing "
+            "lines as the file has them"
+        )
     return out
 
 

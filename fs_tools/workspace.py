@@ -629,7 +629,8 @@ class Session:
         """Record that this session has seen ``path`` as it is now, as a read would (for a read made by
         other tools: a harness's own, SPEC §19); the version recorded, None for a file that is absent.
         ``shown`` — the first line number and the text that read showed — is checked against the file
-        now: if it changed in between, nothing is recorded (and None returned). ``missing_only`` (a read
+        now: if it changed in between, the session saw an older version, and that is what is recorded (its
+        next change is refused as stale; None returned). ``missing_only`` (a read
         that failed) records only a missing file, as absent. A path outside the roots, or one no read may
         open, raises its ``HarnessError``."""
         validate_arguments(_ForgetArgs, {"file_path": path})

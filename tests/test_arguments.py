@@ -328,7 +328,9 @@ def test_null_for_a_required_argument_is_a_violation(
         (
             "edit",
             {"file_path": "a.txt", "old_string": "two", "new_string": "two"},
-            "invalid arguments: /new_string: must differ from old_string",
+            "invalid arguments: /new_string: must differ from old_string — it is the same text, so the edit would "
+            "change nothing. That text is already in the file at line 2 (and elsewhere): if it is as it should be, "
+            "nothing is left to do; otherwise put the text you want there in new_string:\n     2\ttwo",
         ),
         (
             "multi_edit",
@@ -341,7 +343,10 @@ def test_null_for_a_required_argument_is_a_violation(
                 "file_path": "a.txt",
                 "edits": [{"old_string": "one", "new_string": "1"}, {"old_string": "two", "new_string": "two"}],
             },
-            "invalid arguments: /edits/1/new_string: must differ from old_string",
+            "invalid arguments: /edits/1/new_string: must differ from old_string — it is the same text, so the "
+            "edit would change nothing. That text is already in the file at line 2 (and elsewhere): if it is as it "
+            "should be, nothing is left to do; otherwise put the text you want there in /edits/1/new_string:\n"
+            "     2\ttwo",
         ),
         (
             "multi_edit",

@@ -498,10 +498,7 @@ def _replace_all(harness: Harness, name: str, old: str, new: str, before: Any) -
     return call(tool, before, file_path=harness.path(name), content=new)
 
 
-# Codex is left out until one unexplained failure is understood: in 53 runs (all passing alone), one run of
-# the whole file refused the losing patch with a text none of the three expected ones matched, and it was not
-# kept. Its script and expected refusals stay here (OWN_REFUSAL, _replace_all) for that investigation.
-@pytest.mark.parametrize("kind", [ClaudeCode, GeminiCLI], ids=["claude-code", "gemini"])
+@pytest.mark.parametrize("kind", [ClaudeCode, GeminiCLI, Codex], ids=["claude-code", "gemini", "codex"])
 def test_two_sessions_writing_one_file_at_once_lose_no_update(kind: type[Harness], tmp_path: Path) -> None:
     """Two runs of one CLI, each with a home (and so a session) of its own, on one project and one store,
     both read a file, then both replace it. Their fakes hold both replacing turns at a barrier and let them
@@ -512,7 +509,9 @@ def test_two_sessions_writing_one_file_at_once_lose_no_update(kind: type[Harness
     - both reads went through: each session's change is judged against a read of the original text;
     - exactly one change is reported done to its model: two would be a lost update, none a denial too many;
     - the other session's model is told, in its next request, why its change was refused: fs-tools' lease
-      (the allowed change is being made), fs-tools' staleness (it was made; this read is older), or — when
+      (the allowed change is being made), fs-tools' staleness (it was made; this read is older — also when
+      Codex ran a read's post-tool hook only after the other change had landed: the read is recorded as
+      the older text it showed, not left unrecorded, so the refusal is never "not read"), or — when
       that session was let go so late that the other change had landed before its harness validated its own
       call — the harness's own refusal, before any hook (Claude Code's Write check; Codex's patch whose old
       lines are gone; Gemini CLI has none);

@@ -498,7 +498,8 @@ def test_codex_reads_only_plain_read_commands(command: str, paths: tuple[str, ..
 
 def test_a_read_is_recorded_only_as_the_model_saw_it(project: Path, store: str) -> None:
     """Between Claude Code's Read and its hook, another agent changes the file: the version the hook finds
-    is not what the model saw, so it is not recorded, and a Write resting on that read is denied."""
+    is not what the model saw, so it is not recorded as seen; the older one the model saw is, and a Write
+    resting on that read is denied as stale (not as unread: the model did read the file)."""
     read = claude(project, "PostToolUse", "Read", {"file_path": str(project / "a.py")})
     shown = {
         "type": "text",
@@ -513,7 +514,8 @@ def test_a_read_is_recorded_only_as_the_model_saw_it(project: Path, store: str) 
     (project / "a.py").write_text("def f():\n\treturn 7\n")  # in between
     hook_event("claude-code", {**read, "tool_response": shown}, store=store)
     write = {"file_path": str(project / "a.py"), "content": "def f():\n\treturn 2\n"}
-    assert hook_event("claude-code", claude(project, "PreToolUse", "Write", write), store=store).deny
+    denied = hook_event("claude-code", claude(project, "PreToolUse", "Write", write), store=store)
+    assert denied.deny and "changed since this session last read it" in denied.reason, denied
     # what it showed is what is there: recorded (a window of lines too)
     now = {"type": "text", "file": {"content": "\treturn 7", "numLines": 1, "startLine": 2, "totalLines": 3}}
     hook_event("claude-code", {**read, "tool_response": now}, store=store)

@@ -35,17 +35,27 @@ from typing import Any
 
 from fs_tools.errors import EditNotFound
 from fs_tools.tools.matching import after_newlines
+from fs_tools.tools.placeholders import is_placeholder
 
 _CANDIDATE_LINES = 20  # a region this long is shown whole: the model copies old_string from it
 _CUT_LINES = 8  # a longer one: this many lines from its first difference
 _CANDIDATE_BUDGET = 1_600  # characters of a whole region shown; past them it is cut like a long one
 _CANDIDATE_CHARS = 200
 _MAX_DIFFERENCES = 4
+_WORDS_PER_LINE = 6  # of a line's longest words, at most: the first of every line is looked for first
 _MAX_TOKENS = 10  # words of old_string searched for in the whole text, longest first
 _TOKEN_HITS = 40  # occurrences of each word looked at
 _WINDOW_EXTRA = 12  # lines of slack around a voted region (blank lines added or dropped)
 _MAX_ALIGNED = 400  # lines of old_string compared line by line
 _NEAR_PAIRS = 300  # line pairs judged for similarity in one diagnosis
+_EXPLAINED_OPS = 12  # places two lines differ in, at most, for the difference to be named
+_RESHAPE_BLOCK = 40  # lines on either side of an unmatched block tried for wrapping
+_RESHAPE_LINES = 5  # lines a wrapped or joined line may have become
+_WITHIN_LINE = 12  # characters of new_string, at least, found inside a line to count as applied there
+_ANCHORS = 8  # old_string's longest lines looked for whole in the text
+_ANCHOR_CHARS = 8  # and at least this long
+_ANCHOR_HITS = 8
+_ANCHOR_SCANS = 5  # of them, searches that run to the end of the text
 
 # The similarity fallback's fixed budget: lines visited, characters compared, candidates scored in full.
 _COMPARE_CHARS = 300
@@ -122,6 +132,8 @@ def _unescapes(needle: str) -> Iterator[tuple[str, str]]:
             full = needle.replace("\\\\", "\x00").replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "")
             full = full.replace('\\"', '"').replace("\\'", "'").replace("\\`", "`").replace("\x00", "\\")
             yield ("\\n" if "\\n" in needle else "\\t"), full
+        if "\\n" in needle:  # only the line breaks: the file's own escapes (\\, \", \ref) copied as they are
+            yield "\\n", needle.replace("\\n", "\n")
         if '\\"' in needle or "\\'" in needle:
             yield '\\"' if '\\"' in needle else "\\'", needle.replace('\\"', '"').replace("\\'", "'")
         if "\\`" in needle:
@@ -136,6 +148,23 @@ def _unescapes(needle: str) -> Iterator[tuple[str, str]]:
         unescaped = html.unescape(needle)
         if unescaped != needle:
             yield "html_entity", unescaped
+
+
+def _under_escapes(needle: str) -> Iterator[tuple[str, str]]:
+    """(the escape the file has, old_string as the file would have it) for each way ``needle`` may have
+    been escaped once too few: a tab, quote, backslash or line break where the file's text (a string in
+    code, a JSON value) has the escape sequence."""
+    if "\\" in needle:
+        yield "\\\\", needle.replace("\\", "\\\\")
+    if '"' in needle:
+        yield '\\"', needle.replace('"', '\\"')
+    if "\t" in needle.lstrip("\t "):
+        yield "\\t", _INNER_TAB.sub(r"\\t", needle)
+    if "\n" in needle.strip("\n"):
+        yield "\\n", needle.replace("\n", "\\n")
+
+
+_INNER_TAB = re.compile(r"(?<=[^\t\n])\t")  # a tab after other text on its line, not indentation
 
 
 # --- characters ------------------------------------------------------------------------------------
@@ -160,9 +189,20 @@ _DASHES = re.compile(r"-{2,}")  # an em dash may stand for "--" as well as "-"
 
 
 def _key(line: str) -> str:
-    """A line as compared for alignment: look-alike characters as ASCII, invisible ones and CRs gone,
-    whitespace runs as one space, no leading or trailing whitespace."""
-    return _DASHES.sub("-", _BLANKS.sub(" ", line.translate(_PLAIN))).strip()
+    """A line as compared for alignment: look-alike characters as ASCII, invisible and private-use ones
+    and CRs gone, whitespace runs as one space, no leading or trailing whitespace."""
+    plain = line.translate(_PLAIN)
+    if not plain.isascii():
+        plain = _PRIVATE.sub("", plain)
+    return _DASHES.sub("-", _BLANKS.sub(" ", plain)).strip()
+
+
+_PRIVATE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
+
+
+def _hidden(char: str) -> bool:
+    """An invisible character, or a private-use one (an icon font's glyph, no character anywhere else)."""
+    return ord(char) in _INVISIBLE or _PRIVATE.match(char) is not None
 
 
 def code_point(char: str) -> str:
@@ -170,6 +210,8 @@ def code_point(char: str) -> str:
 
 
 def char_name(char: str) -> str:
+    if unicodedata.category(char) == "Co":
+        return "PRIVATE USE CHARACTER"
     return unicodedata.name(char, "CONTROL CHARACTER" if ord(char) < 0x20 else "UNNAMED CHARACTER")
 
 
@@ -196,6 +238,13 @@ def diagnose(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
         position = haystack.find(meant) if meant.strip() else -1
         if position >= 0:
             return {"kind": "over_escaped", "escape": escaped, **_located(finder, position, meant, total), **found}
+    for escape, meant in _under_escapes(working):
+        position = haystack.find(meant) if meant.strip() else -1
+        if position >= 0:
+            return {"kind": "under_escaped", "escape": escape, **_located(finder, position, meant, total), **found}
+    elided = _placeholder_gap(finder, working, total)
+    if elided is not None:
+        return {**elided, **found}
     if "\r" in working:
         for meant in (working.replace("\r", ""), working.replace("\r", "\n")):
             position = haystack.find(meant) if meant.strip() else -1
@@ -224,6 +273,57 @@ def diagnose(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
     return {**nearest, **found}
 
 
+def _placeholder_gap(finder: _Finder, needle: str, total: int) -> dict[str, Any] | None:
+    """An omission placeholder line in ``needle`` (``# ... existing code ...``) between text that is in
+    the file as written, before it and after it, with other lines between: the lines it stands for.
+    An edit replaces exactly the text it is given, so those lines must be in old_string."""
+    lines = needle.split("\n")
+    marks = [i for i, line in enumerate(lines[:_MAX_ALIGNED]) if line.strip() and is_placeholder(line)]
+    if len(marks) != 1 or not 0 < marks[0] < len(lines) - 1:
+        return None
+    mark = marks[0]
+    head, tail = "\n".join(lines[:mark]), "\n".join(lines[mark + 1 :])
+    if not head.strip() or not tail.strip():
+        return None
+    haystack = finder.haystack
+    best: tuple[int, int, int] | None = None  # (lines between, where head is, where tail is)
+    begin = haystack.find(head)
+    tries = 0
+    while begin >= 0 and tries < _TOKEN_HITS:  # each place of the text before it, with the nearest tail after
+        tries += 1
+        after = begin + len(head)
+        if not ((begin == 0 or haystack[begin - 1] == "\n") and haystack.startswith("\n", after)):
+            begin = haystack.find(head, begin + 1)  # whole lines only
+            continue
+        end = haystack.find(tail, after + 1)
+        while end >= 0 and haystack[end - 1] != "\n" and tries < _TOKEN_HITS:
+            tries += 1
+            end = haystack.find(tail, end + 1)
+        if end < 0 or haystack[end - 1] != "\n":
+            break
+        gap = haystack.count("\n", after, end)
+        if best is None or gap < best[0]:
+            best = (gap, begin, end)
+        begin = haystack.find(head, begin + 1)
+    if best is None:
+        return None
+    _, begin, end = best
+    first = finder.line_of(begin)
+    gap_from, gap_to = first + mark, finder.line_of(end) - 1
+    if gap_to < gap_from:
+        return None
+    last = gap_to + tail.count("\n") + 1
+    span = max(1, min(last - first + 1, total - first + 1))
+    return {
+        "kind": "placeholder",
+        "line": first,
+        "old_line": mark + 1,
+        "placeholder": lines[mark].strip(),
+        "stands_for": [gap_from, gap_to],
+        "candidate": _candidate(haystack, finder.offset_of(first), first, span),
+    }
+
+
 def _already_applied(finder: _Finder, needle: str, new: str, total: int, near: _Region | None) -> dict[str, Any] | None:
     """Where ``new`` is in the text — exactly, or but for whitespace (an editor trimmed trailing spaces
     on save, a formatter re-indented) — when it is substantial and not part of ``needle``: the edit
@@ -244,7 +344,10 @@ def _already_applied(finder: _Finder, needle: str, new: str, total: int, near: _
         return near is None or near.start <= line <= near.stop
 
     position = haystack.find(meant)
-    while position >= 0:
+    inside: dict[str, Any] | None = None  # a part of a line, where old_string's own words are
+    hits = 0
+    while position >= 0 and hits < _TOKEN_HITS:
+        hits += 1
         starts = (
             position == 0
             or haystack[position - 1] == "\n"
@@ -256,7 +359,16 @@ def _already_applied(finder: _Finder, needle: str, new: str, total: int, near: _
             located = _located(finder, position, meant, total)
             if where_old_was(located["line"]):
                 return located
+        elif inside is None and "\n" not in meant and len(meant) >= _WITHIN_LINE:
+            located = _located(finder, position, meant, total)
+            # inside a line: where old_string's own words are, or the only place it is at all
+            if (near is not None and near.start <= located["line"] <= near.stop) or (
+                hits == 1 and haystack.find(meant, position + 1) < 0
+            ):
+                inside = located
         position = haystack.find(meant, position + 1)
+    if inside is not None:
+        return {**inside, "within_line": True}
     region = _region(finder, meant, total)
     if region is None:
         return None
@@ -351,15 +463,18 @@ def _region(finder: _Finder, needle: str, total: int) -> _Region | None:
     needle_lines = needle.split("\n")[:_MAX_ALIGNED]
     ranks: list[tuple[int, int, str, int]] = []  # (rank within its line, -length, word, needle line)
     taken: set[str] = set()
+    hits: list[tuple[int, int, float]] = []  # (position in the text, needle line, weight)
+    for position, index, weight in _anchor_hits(finder, needle_lines):
+        hits.append((position, index, weight))
     for index, line in enumerate(needle_lines):
-        found = set(_WORD.findall(line)) | set(_WORD_PART.findall(line))
-        for rank, word in enumerate(sorted(found, key=lambda w: (-len(w), w))[:3]):
+        plain = _key(line)  # an invisible character inside a word does not split it
+        found = set(_WORD.findall(plain)) | set(_WORD_PART.findall(plain))
+        for rank, word in enumerate(sorted(found, key=lambda w: (-len(w), w))[:_WORDS_PER_LINE]):
             if word not in taken:
                 taken.add(word)
                 ranks.append((rank, -len(word), word, index))
-    if not ranks:
+    if not ranks and not hits:
         return None
-    hits: list[tuple[int, int, float]] = []  # (position in the text, needle line, weight)
     for _, _, word, index in sorted(ranks)[:_MAX_TOKENS]:  # each line's longest word first
         positions = finder.positions(word, _TOKEN_HITS)
         hits.extend((p, index, 1.0 / len(positions)) for p in positions)
@@ -381,6 +496,38 @@ def _region(finder: _Finder, needle: str, total: int) -> _Region | None:
     return _Region(start, stop, best, pooled[best])
 
 
+def _anchor_hits(finder: _Finder, needle_lines: list[str]) -> list[tuple[int, int, float]]:
+    """Votes of ``needle``'s longest lines found whole in the text, but for the whitespace around them
+    (the lines a near miss left alone: most of them, whatever the mistake). A line found once weighs
+    2, more than any word; each is one search, a few of them at most (``_ANCHOR_SCANS`` to the end)."""
+    longest = sorted(
+        {line.strip(" \t\r") for line in needle_lines if len(line.strip()) >= _ANCHOR_CHARS},
+        key=lambda line: (-len(line), line),
+    )
+    index_of: dict[str, int] = {}
+    for index, line in enumerate(needle_lines):
+        index_of.setdefault(line.strip(" \t\r"), index)
+    haystack = finder.haystack
+    out: list[tuple[int, int, float]] = []
+    scans = 0
+    for anchor in longest[:_ANCHORS]:
+        if scans >= _ANCHOR_SCANS:
+            break
+        found: list[int] = []
+        position = haystack.find(anchor)
+        while position >= 0 and len(found) < _ANCHOR_HITS:
+            begin = haystack.rfind("\n", 0, position) + 1
+            end = haystack.find("\n", position + len(anchor))
+            end = len(haystack) if end < 0 else end
+            if not haystack[begin:position].strip(" \t") and not haystack[position + len(anchor) : end].strip(" \t\r"):
+                found.append(position)
+            position = haystack.find(anchor, end)
+        if position < 0:
+            scans += 1  # the search ran to the end of the text
+        out.extend((p, index_of[anchor], 2.0 / len(found)) for p in found)
+    return out
+
+
 def _window_lines(finder: _Finder, start: int, stop: int) -> list[str]:
     offset, end = finder.offset_of(start), finder.offset_of(stop + 1)
     return finder.haystack[offset:end].split("\n")[: stop - start + 1]
@@ -396,8 +543,12 @@ def _compare(finder: _Finder, needle: str, region: _Region, total: int) -> dict[
     # off; runs of blank lines of another length are named afterwards (_blank_runs).
     mine_filled = [i for i, key in enumerate(mine_keys) if key]
     theirs_filled = [j for j, key in enumerate(their_keys) if key]
+    # Aligned on their words: a line whose quotes, escapes or punctuation differ (\" for ", a curly
+    # quote, \\ for \) still holds its place, and is compared with the file's line afterwards.
+    mine_align = [_align_key(key) for key in mine_keys]
+    their_align = [_align_key(key) for key in their_keys]
     matcher = difflib.SequenceMatcher(
-        None, [mine_keys[i] for i in mine_filled], [their_keys[j] for j in theirs_filled], autojunk=False
+        None, [mine_align[i] for i in mine_filled], [their_align[j] for j in theirs_filled], autojunk=False
     )
     pairs: list[tuple[int, int]] = []  # (needle line index, window line index)
     replaced: list[tuple[list[int], list[int]]] = []
@@ -406,14 +557,28 @@ def _compare(finder: _Finder, needle: str, region: _Region, total: int) -> dict[
             pairs.extend((mine_filled[a], theirs_filled[b]) for a, b in zip(range(i1, i2), range(j1, j2), strict=True))
         elif tag == "replace":
             replaced.append(([mine_filled[a] for a in range(i1, i2)], [theirs_filled[b] for b in range(j1, j2)]))
+    reshaped, reshaped_lines = _reshaped(mine, theirs, replaced, region.start)
+    anchors = [(fact["old_lines"][0] - 1, fact["line"] - region.start) for fact in reshaped]
+    pairs = _closest(pairs, mine_align, their_align, anchors)
     pairs, cut = _with_fragments(mine_keys, their_keys, pairs, theirs)
     filled = [i for i, key in enumerate(mine_keys) if key]
-    matched_filled = [i for i, j in pairs if mine_keys[i]]
-    if not matched_filled:
-        return None
+    if not pairs:
+        return _reshaped_only(finder, mine, theirs, mine_filled, theirs_filled, region.start, total)
+    # pairs whose words agree but whose text differs otherwise: named as a line most like the file's
+    loose = {i: j for i, j in pairs if i not in cut and mine_keys[i] != their_keys[j]}
+    for i, j in sorted(loose.items()):  # the line's words are the file's line's, but wrapped otherwise
+        fact = _rejoined(mine, theirs, i, j, region.start)
+        if fact is not None:
+            reshaped.append(fact)
+            reshaped_lines |= set(range(fact["old_lines"][0], fact["old_lines"][-1] + 1))
+            del loose[i]
+    reshaped.sort(key=lambda fact: fact["old_lines"][0])
+    matched_filled = [i for i, j in pairs if mine_keys[i] and i not in loose]
     last_i = len(mine) - 1
     differences: list[dict[str, Any]] = []
     for i, j in pairs:
+        if i in loose:
+            continue
         file_line = cut.get(i, theirs[j])
         found = _line_differences(mine[i], file_line, i + 1, region.start + j, first=i == 0, last=i == last_i)
         if i in cut and i == 0:  # a part of the file's line: columns count from the line's start
@@ -428,6 +593,9 @@ def _compare(finder: _Finder, needle: str, region: _Region, total: int) -> dict[
     differences.extend(blank)
     missing = [i for i in filled if i not in set(matched_filled)]
     near: list[dict[str, Any]] = []
+    for i, j in sorted(loose.items()):
+        explained = _explain(mine[i], theirs[j])
+        near.append({"old_line": i + 1, "line": region.start + j, **({"what": explained} if explained else {})})
     budget = _NEAR_PAIRS  # similarity is judged on a fixed number of line pairs, each cut short
     for lines_mine, lines_theirs in replaced:
         for offset, i in enumerate(lines_mine):
@@ -453,7 +621,15 @@ def _compare(finder: _Finder, needle: str, region: _Region, total: int) -> dict[
                 default=(0.0, -1),
             )
             if best[0] >= _CUTOFF:
-                near.append({"old_line": i + 1, "line": region.start + best[1], "similarity": round(best[0], 2)})
+                found_near = {"old_line": i + 1, "line": region.start + best[1], "similarity": round(best[0], 2)}
+                explained = _explain(mine[i], theirs[best[1]])
+                near.append({**found_near, **({"what": explained} if explained else {})})
+    near = [n for n in near if n["old_line"] not in reshaped_lines]
+    ladder = _ladder(mine, theirs, mine_keys, their_keys, pairs, region.start)
+    if ladder is not None:  # the closing lines' own differences are the ladder's: not named one by one
+        closing = set(range(ladder["old_line"] - 1, len(mine)))
+        differences = [d for d in differences if d["old_line"] - 1 not in closing]
+        reshaped_lines |= {i + 1 for i in closing}
     kinds = _kinds(differences)
     # Where old_string as a whole lies: from where its first line belongs to where its last line does.
     first_i, first_at = min(pairs)
@@ -462,12 +638,25 @@ def _compare(finder: _Finder, needle: str, region: _Region, total: int) -> dict[
     end = min(total, region.start + final_at + (len(mine) - 1 - final_i))
     if mine_keys[-1] and final_i != len(mine) - 1:  # its last line was not found: one more line of the file
         end = min(total, end + 1)
+    for fact in reshaped:  # a line of the file joined or split: where it is, not where its line count says
+        lines = fact.get("lines") or [fact["line"]]
+        if fact["old_lines"][0] == 1:
+            line = lines[0]
+        if fact["old_lines"][-1] == len(mine):
+            end = lines[-1]
+    if ladder is not None:
+        end = max(end, ladder["lines"][-1]) if ladder["old_has"] < ladder["file_has"] else ladder["lines"][-1]
     span = max(1, end - line + 1)
     result: dict[str, Any] = {
         "line": line,
         "differences": _focused(differences),
         "candidate": _candidate_around(finder, line, span, differences, near),
     }
+    if reshaped:
+        result["reshaped"] = reshaped[:_MAX_DIFFERENCES]
+    if ladder is not None:
+        result["ladder"] = ladder
+    missing = [i for i in missing if i + 1 not in reshaped_lines]
     if missing:
         # Every missing line has a like line where it belongs: a typo or a small change, not lines
         # that are not there.
@@ -478,6 +667,12 @@ def _compare(finder: _Finder, needle: str, region: _Region, total: int) -> dict[
         result["near"] = near[:_MAX_DIFFERENCES]
         if kinds:
             result["kinds"] = kinds
+        return result
+    if ladder is not None:
+        result["kind"] = "closers"
+        return result
+    if reshaped:
+        result["kind"] = reshaped[0]["kind"]
         return result
     between = _lines_between(mine_keys, their_keys, pairs, region.start)
     if between:  # every line is there, but the file has others among them
@@ -491,6 +686,271 @@ def _compare(finder: _Finder, needle: str, region: _Region, total: int) -> dict[
     if len(kinds) > 1:
         result["kinds"] = kinds
     return result
+
+
+def _align_key(key: str) -> str:
+    """What two lines must share to be aligned: their words (letters, digits, underscores) in order; a
+    line of punctuation alone (a brace, a rule) is its key."""
+    words = _NOT_WORD.sub(" ", key).strip()
+    return words if words else key
+
+
+_NOT_WORD = re.compile(r"\W+")
+
+
+def _closest(
+    pairs: list[tuple[int, int]], mine_align: list[str], their_align: list[str], anchors: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Aligned lines moved next to the lines they belong with: the alignment takes the earliest of like
+    lines (the first ``{`` of the window), but a line standing alone before the next aligned one (or the
+    next line of the file old_string has wrapped otherwise: ``anchors``) belongs with the closest like
+    line before it."""
+    out = sorted(pairs)
+    marks = sorted(set(out) | set(anchors))
+    for k in range(len(out) - 1, -1, -1):
+        i, j = out[k]
+        following = [(i2, j2) for i2, j2 in marks if i2 > i and j2 > j]
+        if not following:
+            continue
+        i2, j2 = following[0]
+        if (i2, j2) == (i + 1, j + 1):
+            continue
+        for later in range(j2 - 1, j, -1):
+            if their_align[later] == mine_align[i]:
+                out[k] = (i, later)
+                marks = sorted((set(marks) - {(i, j)}) | {(i, later)})
+                break
+    return out
+
+
+def _rejoined(mine: list[str], theirs: list[str], i: int, j: int, start: int) -> dict[str, Any] | None:
+    """old_string's line ``i``, aligned with the file's line ``j`` by its words, is that line joined with
+    the file's next lines (a brace or bracket of theirs, which has no words), or the start of it wrapped
+    over old_string's next lines."""
+    mine_tight, their_tight = _tight(mine[i]), _tight(theirs[j])
+    if mine_tight.startswith(their_tight):
+        joined = their_tight
+        for last in range(j + 1, min(j + _RESHAPE_LINES, len(theirs))):
+            joined += _tight(theirs[last])
+            if joined == mine_tight:
+                return {"kind": "joined", "old_lines": [i + 1], "line": start + j, "lines": [start + j, start + last]}
+            if not mine_tight.startswith(joined):
+                break
+    if their_tight.startswith(mine_tight):
+        joined = mine_tight
+        for last in range(i + 1, min(i + _RESHAPE_LINES, len(mine))):
+            joined += _tight(mine[last])
+            if joined == their_tight:
+                return {"kind": "wrapped", "old_lines": [i + 1, last + 1], "line": start + j}
+            if not their_tight.startswith(joined):
+                break
+    return None
+
+
+def _reshaped_only(
+    finder: _Finder,
+    mine: list[str],
+    theirs: list[str],
+    mine_filled: list[int],
+    theirs_filled: list[int],
+    start: int,
+    total: int,
+) -> dict[str, Any] | None:
+    """No line of old_string is a line of the window: maybe every one is the file's lines wrapped otherwise."""
+    facts, explained = _reshaped(mine, theirs, [(mine_filled, theirs_filled)], start)
+    if not facts or any(i + 1 not in explained for i in mine_filled):
+        return None
+    first = facts[0].get("lines", [facts[0]["line"]])[0]
+    last = facts[-1].get("lines", [facts[-1]["line"]])[-1]
+    return {
+        "kind": facts[0]["kind"],
+        "line": first,
+        "reshaped": facts[:_MAX_DIFFERENCES],
+        "differences": [],
+        "candidate": _candidate(finder.haystack, finder.offset_of(first), first, max(1, min(last, total) - first + 1)),
+    }
+
+
+def _tight(line: str) -> str:
+    """A line with no whitespace at all, look-alikes as ASCII: what is left when it is wrapped otherwise."""
+    return "".join(_key(line).split())
+
+
+def _reshaped(
+    mine: list[str], theirs: list[str], replaced: list[tuple[list[int], list[int]]], start: int
+) -> tuple[list[dict[str, Any]], set[int]]:
+    """Lines of old_string that are the file's lines broken otherwise: one line of the file split in
+    two or more (re-wrapped, or split where the file's line has \\n), or two or more of its lines joined
+    in one. Only lines the alignment left unmatched are tried, a few lines at a time. Returns the facts
+    and old_string's lines (1-based) they explain."""
+    facts: list[dict[str, Any]] = []
+    explained: set[int] = set()
+    for lines_mine, lines_theirs in replaced:
+        if len(lines_mine) > _RESHAPE_BLOCK or len(lines_theirs) > _RESHAPE_BLOCK:
+            continue
+        free_mine, free_theirs = set(lines_mine), set(lines_theirs)
+        tight = {j: _tight(theirs[j]) for j in lines_theirs}
+
+        def run(lines: list[str], free: set[int], first: int) -> Iterator[int]:
+            """Ends of runs from ``first`` of free or blank lines (two to five lines)."""
+            for last in range(first + 1, min(first + _RESHAPE_LINES, len(lines))):
+                if last not in free and lines[last].strip():
+                    return
+                if lines[last].strip():
+                    yield last
+
+        for i in lines_mine:
+            if i not in free_mine:
+                continue
+            for k in run(mine, free_mine, i):
+                joined, escaped = _tight("".join(mine[i : k + 1])), _tight("\\n".join(mine[i : k + 1]))
+                j = next((j for j in lines_theirs if j in free_theirs and tight[j] in (joined, escaped)), None)
+                if j is not None:
+                    kind = "wrapped" if tight[j] == joined else "split_at_escape"
+                    facts.append({"kind": kind, "old_lines": [i + 1, k + 1], "line": start + j})
+                    free_mine -= set(range(i, k + 1))
+                    free_theirs.discard(j)
+                    break
+        for i in lines_mine:
+            if i not in free_mine:
+                continue
+            mine_tight = _tight(mine[i])
+            for j in lines_theirs:
+                if j not in free_theirs or not mine_tight.startswith(tight[j]):
+                    continue
+                ends = run(theirs, free_theirs, j)
+                last = next((end for end in ends if _tight("".join(theirs[j : end + 1])) == mine_tight), None)
+                if last is not None:
+                    facts.append(
+                        {"kind": "joined", "old_lines": [i + 1], "line": start + j, "lines": [start + j, start + last]}
+                    )
+                    free_mine.discard(i)
+                    free_theirs -= set(range(j, last + 1))
+                    break
+        explained |= {i + 1 for i in set(lines_mine) - free_mine}
+    facts.sort(key=lambda fact: fact["old_lines"][0])
+    return facts, explained
+
+
+_CLOSING = re.compile(r"^\s*(?:[\])}]+[;,)]*|end|fi|done|esac|\\end\{\w+\})\s*$")
+
+
+def _ladder(
+    mine: list[str],
+    theirs: list[str],
+    mine_keys: list[str],
+    their_keys: list[str],
+    pairs: list[tuple[int, int]],
+    start: int,
+) -> dict[str, Any] | None:
+    """old_string ends with a run of closing lines (``}``, ``)``, ``end``) of another length than the
+    file's run after the same line: a level of the ladder left out or added."""
+    filled = [i for i, key in enumerate(mine_keys) if key]
+    closing = 0
+    while closing < len(filled) and _CLOSING.match(mine[filled[len(filled) - 1 - closing]]):
+        closing += 1
+    if closing == 0 or closing == len(filled):
+        return None
+    body = filled[len(filled) - 1 - closing]
+    partner = dict(pairs).get(body)
+    if partner is None:
+        return None
+    theirs_closing = []
+    for j in range(partner + 1, len(theirs)):
+        if not their_keys[j]:
+            continue
+        if not _CLOSING.match(theirs[j]):
+            break
+        theirs_closing.append(j)
+    if not theirs_closing:
+        return None
+    shifted: dict[str, Any] = {}
+    if len(theirs_closing) == closing:  # as many: the same ladder, unless each is deeper (or shallower)
+        mine_closing = filled[len(filled) - closing :]
+        shifts = {
+            len(_leading(mine[i]).expandtabs(4)) - len(_leading(theirs[j]).expandtabs(4))
+            for i, j in zip(mine_closing, theirs_closing, strict=True)
+        }
+        if not (all(n > 0 for n in shifts) or all(n < 0 for n in shifts)):
+            return None
+        shifted = {"deeper": min(shifts) > 0, "columns": abs(min(shifts)) if len(shifts) == 1 else None}
+    return {
+        "kind": "closers",
+        "line": start + theirs_closing[0],
+        "old_line": body + 2,
+        "old_has": closing,
+        "file_has": len(theirs_closing),
+        **({"shifted": shifted} if shifted else {}),
+        "lines": [start + theirs_closing[0], start + theirs_closing[-1]],
+    }
+
+
+def _explain(mine: str, theirs: str) -> dict[str, Any] | None:
+    """What tells a line of old_string from the file's line most like it, when it is one small thing:
+    a word spelled otherwise (both words), a character one side has instead of or besides the other's
+    (by code point: a private-use one, a curly quote for an escaped one), or a backslash escape one side
+    has and the other lacks."""
+    a, b = mine.strip()[:_COMPARE_CHARS], theirs.strip()[:_COMPARE_CHARS]
+    if a == b:
+        return None
+    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops or len(ops) > _EXPLAINED_OPS:
+        return None
+    escapes = [_escape(a, b, op) for op in ops]
+    if all(escapes):
+        side, escape = escapes[0] or ("", "")
+        if all(found == (side, escape) for found in escapes):
+            return {"kind": "escape", "side": side, "escape": escape, "column": ops[0][3] + 1}
+    if len(ops) > 3:
+        return None
+    _, i1, i2, j1, j2 = ops[0]
+    x, y = a[i1:i2], b[j1:j2]
+    if all(_one_unusual(a[op[1] : op[2]]) or _one_unusual(b[op[3] : op[4]]) for op in ops):
+        char, side, instead = (x, "old_string", y) if _one_unusual(x) else (y, "file", x)
+        return {
+            "kind": "character",
+            "side": side,
+            "char": char,
+            "code_point": code_point(char),
+            "name": char_name(char),
+            "instead_of": instead,
+            "column": j1 + 1,
+        }
+    words_a = {_word_at(a, op[1], op[2]) for op in ops}
+    words_b = {_word_at(b, op[3], op[4]) for op in ops}
+    if len(words_a) == 1 and len(words_b) == 1:
+        (word_a,), (word_b,) = words_a, words_b
+        if word_a and word_b and word_a != word_b:
+            return {"kind": "word", "old_has": word_a, "file_has": word_b, "column": b.find(word_b) + 1}
+    return None
+
+
+def _escape(a: str, b: str, op: tuple[str, int, int, int, int]) -> tuple[str, str] | None:
+    """(the side with the backslash, the escape sequence) when ``op`` is one side's escape of the
+    other's character: ``\\"`` for ``"``, ``\\t`` for a tab, ``\\\\`` for ``\\``."""
+    _, i1, i2, j1, j2 = op
+    x, y = a[i1:i2], b[j1:j2]
+    for plain, extra, side, text, at in ((x, y, "file", b, j2), (y, x, "old_string", a, i2)):
+        if extra == "\\" and not plain:  # a backslash only one side has, before the next character
+            doubled = text[at : at + 1] == "\\" or text[at - 2 : at - 1] == "\\"  # \\ for \: either one
+            return side, "\\\\" if doubled else "\\" + text[at : at + 1]
+        if extra in ("\\n", "\\t") and plain == {"\\n": "\n", "\\t": "\t"}[extra]:
+            return side, extra
+    return None
+
+
+def _one_unusual(text: str) -> bool:
+    """One character that is not ASCII, or an ASCII control character."""
+    return len(text) == 1 and (not text.isascii() or (not text.isprintable() and text != "\t"))
+
+
+def _word_at(text: str, begin: int, end: int) -> str:
+    """The word (letters, digits, underscores) around ``text[begin:end]``."""
+    while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] == "_"):
+        begin -= 1
+    while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        end += 1
+    return text[begin:end]
 
 
 def _similar_in(finder: _Finder, needle: str, region: _Region, total: int) -> dict[str, Any] | None:
@@ -513,11 +973,13 @@ def _similar_in(finder: _Finder, needle: str, region: _Region, total: int) -> di
         return None
     number = max(1, region.start - best[2] - first)
     span = max(1, min(len(mine), total - number + 1))
+    explained = _explain(mine[first], theirs[-best[2]])
     return {
         "kind": "similar",
         "line": number,
         "similarity": round(best[0], 2),
         "candidate": _candidate(finder.haystack, finder.offset_of(number), number, span),
+        **({"near": [{"old_line": first + 1, "line": region.start - best[2], "what": explained}]} if explained else {}),
     }
 
 
@@ -675,8 +1137,8 @@ def _char_difference(mine: str, theirs: str, line: int, old_line: int, indent: i
             continue
         column = indent + j + 1
         for char, side in ((b, "file"), (a, "old_string")):
-            if ord(char) in _INVISIBLE or ord(char) in _LOOKALIKE:
-                kind = "invisible_character" if ord(char) in _INVISIBLE else "lookalike_character"
+            if _hidden(char) or ord(char) in _LOOKALIKE:
+                kind = "invisible_character" if _hidden(char) else "lookalike_character"
                 other = a if side == "file" else b
                 return [
                     {
@@ -689,7 +1151,7 @@ def _char_difference(mine: str, theirs: str, line: int, old_line: int, indent: i
                         "code_point": code_point(char),
                         "name": char_name(char),
                         "instead_of": ""
-                        if ord(char) in _INVISIBLE
+                        if _hidden(char)
                         else (_LOOKALIKE[ord(char)] if side == "file" else _run_at(theirs, j, other)),
                     }
                 ]
@@ -710,7 +1172,22 @@ def _char_difference(mine: str, theirs: str, line: int, old_line: int, indent: i
             ]
         return []  # pragma: no cover - equal keys differ only in the characters above
     rest = theirs[j:] or mine[i:]
-    if rest and (ord(rest[0]) in _INVISIBLE):
+    if rest and ord(rest[0]) in _LOOKALIKE:  # a no-break space before the line's trailing blanks
+        side = "file" if theirs[j:] else "old_string"
+        return [
+            {
+                "kind": "lookalike_character",
+                "line": line,
+                "old_line": old_line,
+                "column": indent + j + 1,
+                "side": side,
+                "char": rest[0],
+                "code_point": code_point(rest[0]),
+                "name": char_name(rest[0]),
+                "instead_of": _LOOKALIKE[ord(rest[0])] if side == "file" else "",
+            }
+        ]
+    if rest and _hidden(rest[0]):
         side = "file" if theirs[j:] else "old_string"
         return [
             {
@@ -932,11 +1409,14 @@ def _nearest(finder: _Finder, needle: str) -> dict[str, Any]:
             0, len(full), 0, len(probe)
         )
         columns = {line.number: match.a - match.b + 1}
+    first = next((i for i, text in enumerate(needle_lines) if text.strip()), 0)
+    explained = _explain(needle_lines[first], full) if first == 0 else None
     return {
         "kind": "similar",
         "line": line.number,
         "similarity": round(ratio, 2),
         "candidate": _candidate(haystack, line.offset, line.number, span, columns),
+        **({"near": [{"old_line": 1, "line": line.number, "what": explained}]} if explained else {}),
         **partial,
     }
 

@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import Field
 
 from fs_tools import line_diff
-from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel, Violation
-from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, TooLarge, path_label
+from fs_tools.arguments import Deferred, FilePath, Text, ToolArgs, ToolOutputModel, Violation
+from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, TooLarge, ToolArgsError, path_label
 from fs_tools.provider import (
     ENCODING_NAMES,
     NOTEBOOK_HEAD,
@@ -22,7 +22,7 @@ from fs_tools.provider import (
     decode_text,
     may_be_notebook,
 )
-from fs_tools.terms import pointer_term
+from fs_tools.terms import pointer_term, term
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.diagnosis import Miss
@@ -48,8 +48,8 @@ def _differs(data: Mapping[str, Any]) -> list[Violation]:
     old, new = data.get("old_string"), data.get("new_string")
     if not (isinstance(old, str) and old and isinstance(new, str)):
         return []
-    if old == new:
-        return [(("new_string",), "must differ from old_string")]
+    if old == new:  # alone, the edit answers it with where that text is (_unchanged)
+        return [(("new_string",), Deferred("must differ from old_string"))]
     if old.replace("\r\n", "\n") == new.replace("\r\n", "\n"):
         return [(("new_string",), "must differ from old_string in more than line endings (edits keep the file's own)")]
     return []
@@ -185,6 +185,8 @@ def _apply(
     region = outcome.region
     seen = decode_text(region.observed, display).text if region is not None else ""
     for spec, pointer in zip(edits, pointers, strict=True):
+        if spec.old_string == spec.new_string:
+            _unchanged(text, spec.old_string, pointer)
         if region is not None:
             seen = _region_step(region, seen, text, spec, pointer, display, size, limit)
         try:
@@ -217,6 +219,31 @@ def _apply(
             details={"size": len(data), "limit": exact, "subject": "content", "pointer": pointers[-1] or "/"},
         )
     return data
+
+
+def _unchanged(text: str, old: str, pointer: str) -> None:
+    """new_string equal to old_string: ``INVALID_ARGS``, saying where the text already is (a model that
+    meant to make sure of it learns it is there; one that forgot its change learns what to change). When
+    the text is not in the file, the edit goes on to fail as not found, with its diagnosis."""
+    now, needle = text.replace("\r\n", "\n"), old.replace("\r\n", "\n")
+    at = now.find(needle)
+    if at < 0:
+        return
+    first = now.count("\n", 0, at) + 1
+    last = first + needle.rstrip("\n").count("\n")
+    elsewhere = " (and elsewhere)" if now.find(needle, at + 1) >= 0 else ""
+    shown = snippet_at(now, at, first, last, context=0, max_lines=_UNCHANGED_LINES)
+    name, other = pointer_term(pointer, "new_string"), term("old_string")
+    raise ToolArgsError(
+        [
+            f"{'' if name.startswith('/') else '/'}{name}: must differ from {other} — it is the same text, so the "
+            f"edit would change nothing. That text is already in the file at line {first}{elsewhere}: if it is as "
+            f"it should be, nothing is left to do; otherwise put the text you want there in {name}:\n{shown}"
+        ]
+    )
+
+
+_UNCHANGED_LINES = 12
 
 
 def _region_step(

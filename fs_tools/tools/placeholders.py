@@ -32,7 +32,7 @@ _ELLIPSIS_WITH_WORD = re.compile(
 # code here", "code omitted for brevity", "the rest stays the same", "snip", ...
 _THING = (
     r"(?:code|file|function|class|method|methods|implementation|module|component|body|logic|styles|page|"
-    r"content|tests|imports|cases|fields|file contents)"
+    r"content|tests|imports|cases|fields|file contents|lines)"
 )
 _PHRASE = re.compile(
     rf"^[\[(]?(?:(?:the )?rest(?: of (?:the |this |your )?{_THING})?(?: (?:is|remains|stays|left))?"
@@ -40,7 +40,7 @@ _PHRASE = re.compile(
     rf"|existing {_THING}(?: (?:here|unchanged|remains|stays|goes here|omitted))?"
     rf"|{_THING} (?:unchanged|omitted|elided|remains the same|stays the same)(?: for brevity| here)?"
     r"|(?:omitted|elided|snipped)(?: for brevity)?|snip"
-    rf"|unchanged(?: {_THING})?|same as (?:before|above|original|the original)"
+    rf"|unchanged(?: {_THING})?(?: (?:omitted|elided|left out))?|same as (?:before|above|original|the original)"
     rf"|(?:previous|original) {_THING}(?: here| unchanged| remains)?"
     rf"|keep (?:the )?(?:rest|existing)(?: {_THING})?(?: as is)?)[\])]?[.:]?$",
     re.IGNORECASE,

@@ -43,7 +43,7 @@ KIND_WORDS: dict[str, str] = {
     "over_escaped": r"backslash|HTML entit",
     "blank_lines": r"blank line",
     "line_number_prefix": r"line-number prefix",
-    "partial": r"is not in the file",
+    "partial": r"is not in the file|placeholder for lines left out",
     "already_applied": r"already in the file",
     "similar": r"most similar|differs from the file's line",
     "ambiguous": r"occurs \d+ times",

@@ -91,18 +91,45 @@ def internal(exc: BaseException, tool: str) -> InternalError:
 def _stale(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     found = details.get("found")
     lines = details.get("lines")
+    cause = _stale_cause(details)
     if isinstance(lines, tuple | list) and len(lines) == 2:
         first, last = lines
         if last < first:
             change = f"lines were removed before line {first}"
         else:
             change = f"line {first} changed" if first == last else f"lines {first}–{last} changed"
-        return (
-            f"{exc.message} ({change}; re-reading from {term('offset')} {max(1, first - 2)} is enough) — {STALE_REMEDY}"
-        )
+        head = f"{exc.message} ({change}{cause}; re-reading from {term('offset')} {max(1, first - 2)} is enough)"
+        now = details.get("now") or []
+        if not now:
+            return f"{head} — {STALE_REMEDY}"
+        # the lines as they are now, then the remedy, which ends the message as it ends every other one
+        shown = diagnostics.excerpt([(int(n), str(text)) for n, text in now])
+        if len(now) == 1:
+            return f"{head}; line {first} now reads:\n{shown}\n — {STALE_REMEDY}"
+        more = f" (the first {len(now)} of them)" if isinstance(last, int) and last - first + 1 > len(now) else ""
+        return f"{head}; those lines now read{more}:\n{shown}\n — {STALE_REMEDY}"
     if found == "deleted":
         return f"{exc.message} (it was deleted or moved) — {STALE_REMEDY}"
-    return f"{exc.message} — {STALE_REMEDY}"
+    said = f" ({cause.removeprefix(', ')})" if cause else ""
+    return f"{exc.message}{said} — {STALE_REMEDY}"
+
+
+def _stale_cause(details: Mapping[str, Any]) -> str:
+    """Why the file changed, where it is known: after the session's own last change of it, by which other
+    session (its recorded change made the file as it is), and whether only whitespace changed (what a
+    formatter or an editor on save does)."""
+    own = ", after this session's own change of it" if details.get("since") == "own_change" else ""
+    writer = details.get("writer")
+    if isinstance(writer, Mapping):
+        tool = f" (its {str(writer.get('tool'))[:40]})" if writer.get("tool") else ""
+        by = f"by session {str(writer.get('session'))[:60]!r}{tool}"
+        only = ", only whitespace" if details.get("whitespace_only") else ""
+        return f"{own}{only}, {by}"
+    if details.get("whitespace_only"):
+        return f"{own}, only whitespace: a formatter or an editor on save"
+    if own:
+        return f"{own}: by another writer"
+    return ""
 
 
 def _not_observed(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
@@ -124,9 +151,15 @@ def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
     if count > len(lines):
         where += f" and {count - len(lines)} more"
     shown = diagnostics.ambiguity_excerpt(details.get("context") or [])
+    likely, read = details.get("likely"), details.get("read")
+    meant = (
+        f"; the one at line {likely} is in the lines this session last read ({read[0]}–{read[1]})"
+        if likely is not None and isinstance(read, list | tuple) and len(read) == 2
+        else ""
+    )
     return (
-        f"{exc.message}, at lines {where}{_nothing_applied(details)}{shown or ' '}— add a neighbouring line "
-        f"that differs to {term('old_string')} so it matches once{_replace_all()}"
+        f"{exc.message}, at lines {where}{meant}{_nothing_applied(details)}{shown or ' '}— add a neighbouring "
+        f"line that differs to {term('old_string')} so it matches once{_replace_all()}"
     )
 
 

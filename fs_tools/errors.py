@@ -220,6 +220,9 @@ class StaleVersion(FsError):
     """The file changed, appeared or vanished since this session last observed it."""
 
     default_code = "FS_STALE_VERSION"
+    # (the bytes observed, the bytes now), where both are known: for the facts a message states about the
+    # change, found once the file's lock is released (never shown as they are, dropped once used)
+    contents: tuple[bytes, bytes] | None = None
 
 
 class EditNotFound(FsError):

@@ -421,6 +421,23 @@ end
 return found
 """
 
+# Every session's newest entries after a seq, as (seq, session, entry) triples, oldest first, in one step.
+_RECENT = """
+local b = KEYS[1]
+local seqs = redis.call('ZREVRANGEBYSCORE', b .. 'order', '+inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+local found = {}
+for i = #seqs, 1, -1 do
+  local s = seqs[i]
+  local body = redis.call('HGET', b .. 'entry', s)
+  local who = redis.call('HGET', b .. 'who', s)
+  if body and who then
+    table.insert(found, s)
+    table.insert(found, who)
+    table.insert(found, body)
+  end
+end
+return found
+"""
 
 # An MCP session id opened: its key (expiring when idle), its place as the most recently used, then the
 # least recently used ended while there are more than the cap. An id whose key expired keeps its place
@@ -471,6 +488,7 @@ class RedisHistory:
         self._store = store
         self._append = store._redis.register_script(_APPEND)
         self._entries = store._redis.register_script(_ENTRIES)
+        self._recent = store._redis.register_script(_RECENT)
 
     def _base(self) -> bytes:
         return self._store.name("h", b"")
@@ -510,11 +528,23 @@ class RedisHistory:
             return int(self._append(keys=[self._base()], args=args, client=db))
 
     def entries(self, session: str, after: int = 0) -> list[Entry]:
-        keys = self._store.keys
         with self._store.guard("reading history") as db:
             found = self._entries(keys=[self._base()], args=[_raw(session), int(after)], client=db)
+        return self._loaded([(seq, session, body) for seq, body in zip(found[::2], found[1::2], strict=True)])
+
+    def recent(self, after: int, limit: int) -> list[Entry]:
+        if limit <= 0:
+            return []
+        with self._store.guard("reading history") as db:
+            found = self._recent(keys=[self._base()], args=[int(after), int(limit)], client=db)
+        triples = zip(found[::3], found[1::3], found[2::3], strict=True)
+        return self._loaded([(seq, _text(who) if isinstance(who, bytes) else "", body) for seq, who, body in triples])
+
+    def _loaded(self, rows: list[tuple[Any, str, Any]]) -> list[Entry]:
+        """Entries from (seq, session, stored body) rows, paths made this process's again."""
+        keys = self._store.keys
         entries = []
-        for seq, body in zip(found[::2], found[1::2], strict=True):
+        for seq, session, body in rows:
             shown = seq.decode("ascii", "replace")[:20] if isinstance(seq, bytes) else "?"
             try:
                 kept = load_json(body)

@@ -468,6 +468,8 @@ def error_examples() -> list[ErrorExample]:
             raise RuntimeError(f"the example for {code} produced {got}: {result.text[:200]}")
         message = result.text.replace(str(Path(tempfile.gettempdir())), "/tmp")
         head = message.split("\n", 1)[0]  # a timeout's first rows follow the remedy, after a colon
+        if " — " not in head:  # a stale error's rows come before it, on lines of their own
+            head = message.rsplit("\n", 1)[-1]
         remedy = head.rsplit(" — ", 1)[1].removesuffix(":") if " — " in head else ""
         out.append(ErrorExample(code, cls, message, remedy, getattr(scenario, "simulated", "")))
     return out

@@ -598,3 +598,11 @@ def test_a_replica_session_crowded_out_takes_its_observations_with_it(
 
         asyncio.run(run())
     log.close()
+
+
+def test_history_in_redis_lists_the_recent_entries_of_every_session(root: Path, redis_url: str) -> None:
+    from tests.test_errors_say_why import recent_entries_of_every_session
+
+    with Workspace(root, store=redis_url) as ws:
+        assert ws.history is not None
+        recent_entries_of_every_session(ws.history)

@@ -90,6 +90,11 @@ class MemoryHistory:
             kept = self._blobs.get(version)
             return None if kept is None else kept.data
 
+    def recent(self, after: int, limit: int) -> list[Entry]:
+        with self._lock:
+            found = [entry for entries in self._sessions.values() for entry in entries if entry.seq > after]
+        return sorted(found, key=lambda entry: entry.seq)[-limit:] if limit > 0 else []
+
     def trimmed_through(self, session: str) -> int:
         with self._lock:
             return self._trimmed.get(session, 0)

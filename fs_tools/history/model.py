@@ -343,6 +343,11 @@ class HistoryStore(Protocol):
         """The seq of the session's newest entry dropped for the budget (0: none)."""
         ...
 
+    def recent(self, after: int, limit: int) -> list[Entry]:
+        """Every session's entries with seq above ``after``, the newest ``limit`` of them, oldest first
+        (who changed a file last: a stale error's cause)."""
+        ...
+
     def latest(self) -> int:
         """The seq of the newest entry of any session (0: none yet)."""
         ...

@@ -161,6 +161,22 @@ class SqliteHistory:
                 raise damaged(seq, exc) from exc
         return entries
 
+    def recent(self, after: int, limit: int) -> list[Entry]:
+        with self._statement() as db:
+            rows = db.execute(
+                "SELECT seq, session, at, tool, call, label, steps FROM history WHERE seq > ? "
+                "ORDER BY seq DESC LIMIT ?",
+                (after, max(0, limit)),
+            ).fetchall()
+        entries = []
+        for seq, session, at, tool, call, label, steps in reversed(rows):
+            who = session.decode("utf-8", "surrogatepass") if isinstance(session, bytes) else str(session)
+            try:
+                entries.append(load_entry(seq, who, at, tool, call, label, load_json(steps)))
+            except ValueError as exc:  # a row damaged outside fs-tools
+                raise damaged(seq, exc) from exc
+        return entries
+
     def blob(self, version: str) -> bytes | None:
         with self._statement() as db:
             row = db.execute("SELECT data FROM history_blobs WHERE version = ?", (version,)).fetchone()

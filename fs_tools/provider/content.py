@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 
 import xxhash
@@ -386,6 +387,31 @@ def changed_lines(old: bytes, new: bytes) -> LineChange | None:
     while suffix < limit - prefix and a[-1 - suffix] == b[-1 - suffix]:
         suffix += 1
     return LineChange(first=prefix + 1, last=len(b) - suffix)
+
+
+def lines_now(data: bytes, first: int, last: int, *, most: int = 8, chars: int = 200) -> list[tuple[int, str]]:
+    """Lines ``first``..``last`` of ``data`` as they are (at most ``most`` of them, each cut to ``chars``
+    characters): what a stale error shows of the lines that changed."""
+    text = as_utf8(data)
+    begin = 0
+    for _ in range(first - 1):
+        begin = text.find(b"\n", begin) + 1
+        if begin == 0:
+            return []
+    rows = text[begin:].split(b"\n", min(last, first + most - 1) - first + 1)[: min(last - first + 1, most)]
+    out = []
+    for n, row in enumerate(rows, first):
+        line = row.decode("utf-8", "replace").removesuffix("\r")
+        out.append((n, line[:chars] + ("…" if len(line) > chars else "")))
+    return out
+
+
+_SPACE = re.compile(rb"\s+")
+
+
+def same_but_whitespace(old: bytes, new: bytes) -> bool:
+    """Whether two contents differ in whitespace alone (what a formatter or an editor on save changes)."""
+    return old != new and _SPACE.sub(b"", as_utf8(old)) == _SPACE.sub(b"", as_utf8(new))
 
 
 _STRIDE = 1 << 16  # bytes compared at once while looking for where two contents part

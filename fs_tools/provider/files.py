@@ -1132,13 +1132,16 @@ class FileProvider:
 
     def _stale(self, display: str, observed_version: str, now: Snapshot) -> StaleVersion:
         """The condition "changed since observed", with the changed lines when the old bytes are cached."""
-        details: dict[str, object] = {"found": "modified"}
+        details: dict[str, object] = {"found": "modified", "now_version": now.version}
         old = self._cache.get(observed_version)
         if old is not None:
             change = changed_lines(old, now.data)
             if change is not None:
                 details["lines"] = (change.first, change.last)
-        return StaleVersion(f"{display!r} has changed since this session last read it", details=details)
+        stale = StaleVersion(f"{display!r} has changed since this session last read it", details=details)
+        if old is not None:
+            stale.contents = (old, now.data)  # what the lines read now, and how they changed: after the lock
+        return stale
 
     def _publish(
         self,

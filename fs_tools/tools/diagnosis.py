@@ -55,6 +55,8 @@ _WITHIN_LINE = 12  # characters of new_string, at least, found inside a line to 
 _ANCHORS = 8  # old_string's longest lines looked for whole in the text
 _ANCHOR_CHARS = 8  # and at least this long
 _ANCHOR_HITS = 8
+_RUNNER_UP = 0.8  # votes, against the best place's, for a second place to be compared too
+_ANCHOR_REACH = 8_192  # characters around the first line found once, where the others are looked for
 _ANCHOR_SCANS = 5  # of them, searches that run to the end of the text
 
 # The similarity fallback's fixed budget: lines visited, characters compared, candidates scored in full.
@@ -256,6 +258,10 @@ def diagnose(haystack: str, needle: str, new: str = "") -> dict[str, Any]:
             return {"kind": "cr_in_file", **_located(finder, position, working, total), **found}
     region = _region(finder, working, total)
     compared = _compare(finder, working, region, total) if region is not None else None
+    if region is not None and region.second is not None:
+        other = _compare(finder, working, region.second, total)
+        if other is not None and _explained(other) > _explained(compared):
+            region, compared = region.second, other
     if compared is None or compared.get("kind") in ("partial", "similar"):
         applied = _already_applied(finder, working, new, total, region)
         if applied is not None:
@@ -322,6 +328,16 @@ def _placeholder_gap(finder: _Finder, needle: str, total: int) -> dict[str, Any]
         "stands_for": [gap_from, gap_to],
         "candidate": _candidate(haystack, finder.offset_of(first), first, span),
     }
+
+
+def _explained(compared: dict[str, Any] | None) -> int:
+    """How many of old_string's lines an alignment matched: all of them but for what it names, or those
+    of a partial one (its runs)."""
+    if compared is None:
+        return -1
+    if compared.get("missing_lines") is None and compared.get("extra_lines") is None:
+        return 1 << 20
+    return sum(b - a + 1 for a, b, _ in compared.get("matched_lines") or [])
 
 
 def _already_applied(finder: _Finder, needle: str, new: str, total: int, near: _Region | None) -> dict[str, Any] | None:
@@ -453,6 +469,7 @@ class _Region:
     stop: int  # last line of the window
     voted: int  # the line old_string's first line most likely is
     weight: float  # the votes for it (a word found once in the file weighs 1)
+    second: _Region | None = None  # another place nearly as well voted for, compared too
 
 
 def _region(finder: _Finder, needle: str, total: int) -> _Region | None:
@@ -463,10 +480,9 @@ def _region(finder: _Finder, needle: str, total: int) -> _Region | None:
     needle_lines = needle.split("\n")[:_MAX_ALIGNED]
     ranks: list[tuple[int, int, str, int]] = []  # (rank within its line, -length, word, needle line)
     taken: set[str] = set()
-    hits: list[tuple[int, int, float]] = []  # (position in the text, needle line, weight)
-    for position, index, weight in _anchor_hits(finder, needle_lines):
-        hits.append((position, index, weight))
-    for index, line in enumerate(needle_lines):
+    hits = _anchor_hits(finder, needle_lines)  # (position in the text, needle line, weight)
+    settled = _settled(finder, hits)
+    for index, line in enumerate([] if settled else needle_lines):
         plain = _key(line)  # an invisible character inside a word does not split it
         found = set(_WORD.findall(plain)) | set(_WORD_PART.findall(plain))
         for rank, word in enumerate(sorted(found, key=lambda w: (-len(w), w))[:_WORDS_PER_LINE]):
@@ -490,10 +506,20 @@ def _region(finder: _Finder, needle: str, total: int) -> _Region | None:
         votes[start] = votes.get(start, 0.0) + weight
     # Nearby starts (a blank line more or less) pool their votes; the earliest best start wins ties.
     pooled = {s: sum(votes.get(s + d, 0.0) for d in range(-3, 4)) for s in votes}
-    best = min(pooled, key=lambda s: (-round(pooled[s], 9), -round(votes[s], 9), s))
+    ranked = sorted(pooled, key=lambda s: (-round(pooled[s], 9), -round(votes[s], 9), s))
+    best = ranked[0]
     start = max(1, best - _WINDOW_EXTRA // 2)
     stop = min(total, max(start, best + len(needle_lines) + _WINDOW_EXTRA))
-    return _Region(start, stop, best, pooled[best])
+    # The next best place, far enough not to be the same window, when it is nearly as well voted for:
+    # the alignment decides between the two (a document that holds one text twice, told apart only by
+    # lines too short or common to vote).
+    other = next((s for s in ranked[1:] if abs(s - best) > len(needle_lines) + _WINDOW_EXTRA // 2), None)
+    second = None
+    if other is not None and pooled[other] >= _RUNNER_UP * pooled[best]:
+        other_start = max(1, other - _WINDOW_EXTRA // 2)
+        other_stop = min(total, max(other_start, other + len(needle_lines) + _WINDOW_EXTRA))
+        second = _Region(other_start, other_stop, other, pooled[other])
+    return _Region(start, stop, best, pooled[best], second)
 
 
 def _anchor_hits(finder: _Finder, needle_lines: list[str]) -> list[tuple[int, int, float]]:
@@ -510,22 +536,33 @@ def _anchor_hits(finder: _Finder, needle_lines: list[str]) -> list[tuple[int, in
     haystack = finder.haystack
     out: list[tuple[int, int, float]] = []
     scans = 0
+    lo, hi = 0, len(haystack)  # once a line is found once, the others are looked for around it only
     for anchor in longest[:_ANCHORS]:
         if scans >= _ANCHOR_SCANS:
             break
         found: list[int] = []
-        position = haystack.find(anchor)
+        position = haystack.find(anchor, lo, hi)
         while position >= 0 and len(found) < _ANCHOR_HITS:
             begin = haystack.rfind("\n", 0, position) + 1
             end = haystack.find("\n", position + len(anchor))
             end = len(haystack) if end < 0 else end
             if not haystack[begin:position].strip(" \t") and not haystack[position + len(anchor) : end].strip(" \t\r"):
                 found.append(position)
-            position = haystack.find(anchor, end)
-        if position < 0:
+            position = haystack.find(anchor, end, hi)
+        if position < 0 and (lo, hi) == (0, len(haystack)):
             scans += 1  # the search ran to the end of the text
         out.extend((p, index_of[anchor], 2.0 / len(found)) for p in found)
+        if len(found) == 1 and (lo, hi) == (0, len(haystack)):
+            reach = 2 * sum(len(line) + 1 for line in needle_lines) + _ANCHOR_REACH
+            lo, hi = max(0, found[0] - reach), min(len(haystack), found[0] + reach)
     return out
+
+
+def _settled(finder: _Finder, anchors: list[tuple[int, int, float]]) -> bool:
+    """Two or more of old_string's lines each found once, where old_string would start at about the same
+    line (a blank line more or less): where it is, is settled without its words."""
+    starts = [finder.line_of(p) - index for p, index, weight in anchors if weight == 2.0]
+    return len(starts) >= 2 and max(starts) - min(starts) <= 3
 
 
 def _window_lines(finder: _Finder, start: int, stop: int) -> list[str]:

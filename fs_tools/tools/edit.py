@@ -26,7 +26,7 @@ from fs_tools.terms import pointer_term, term
 from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.diagnosis import Miss
-from fs_tools.tools.matching import Replacement, line_start, replace
+from fs_tools.tools.matching import Replacement, line_start, replace, told_apart
 from fs_tools.tools.mutation import Committed, commit_gated
 from fs_tools.tools.placeholders import refuse_placeholders
 from fs_tools.tools.presenting import quoted, short, text_of
@@ -153,6 +153,7 @@ class _Outcome:
     miss: Miss | None = None
     texts: tuple[bytes, bytes] | None = None  # the file before and after, for the syntax check
     region: _RegionCheck | None = None  # a region edit: the text the session read, and what changed
+    ambiguous: tuple[str, str, AmbiguousEdit] | None = None  # (the text, old_string, the error): told apart after
 
     @property
     def first(self) -> int:
@@ -203,6 +204,9 @@ def _apply(
             )
         except EditNotFound as exc:
             outcome.miss = Miss(text, spec.old_string, spec.new_string, exc)
+            raise
+        except AmbiguousEdit as exc:
+            outcome.ambiguous = (text, spec.old_string, exc)
             raise
         outcome.applied.append(done)
         size = done.size
@@ -357,6 +361,14 @@ def _run(
         if _notebook_text(outcome.miss.text):  # its read showed cells, not this JSON: say where cells change
             error = EditNotFound(error.message, details={**error.details, "notebook": True})
         raise error from None
+    except AmbiguousEdit:
+        if outcome.ambiguous is None:
+            raise
+        # After the lock too: which match the session most likely meant, and what tells them apart.
+        text, needle, exc = outcome.ambiguous
+        window = ctx.reads.last(ctx.session, ctx.provider.key_of(path)) if ctx.reads is not None else None
+        read = (window[1], window[1] + window[2] - 1) if window is not None else None  # (offset, limit)
+        raise AmbiguousEdit(exc.message, details=told_apart(text, needle, exc.details, read)) from None
     except _DryRun as trial:
         return _dry_run(ctx, path, outcome, trial)
     applied = outcome.applied

@@ -11,10 +11,12 @@ however many times it matches. Why an ``old_string`` does not match is ``diagnos
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from itertools import islice, product
+from typing import Any
 
 from fs_tools.errors import AmbiguousEdit, EditNotFound, TooLarge
 from fs_tools.terms import pointer_term
@@ -124,6 +126,62 @@ def match_contexts(text: str, lines: list[int], needle: str) -> list[list[tuple[
         numbered = [(n, row) for n, row in enumerate(rows, max(1, line - 1)) if n in wanted]
         out.append([(n, row[:_CONTEXT_CHARS] + ("…" if len(row) > _CONTEXT_CHARS else "")) for n, row in numbered])
     return out
+
+
+_ENCLOSING_LINES = 200  # lines looked up from a match for what encloses it
+_HEADING = re.compile(r"^(?:#{1,6} \S|\[[^\]\n]+\]\s*$|\\(?:sub)*section\{)")
+
+
+def told_apart(text: str, needle: str, details: Mapping[str, Any], read: tuple[int, int] | None) -> dict[str, Any]:
+    """An ambiguous edit's details, for the model to pick the match it meant: the matches inside the lines
+    the session last read (``read``) come first and the first of them is ``likely``; each match shown
+    (the first few, so ranked) with the line before and after it and the line that encloses it — the
+    nearest less indented line above (its function, block or key), or at the left margin the section
+    heading above it. Bounded by count: a few matches, a few hundred lines up from each."""
+    lines = [int(n) for n in details.get("lines") or []]
+    text = text.replace("\r\n", "\n") if "\r\n" in text else text
+    needle = needle.replace("\r\n", "\n")
+    if read is not None:
+        read = (read[0], min(read[1], text.count("\n") + 1))
+    inside = [n for n in lines if read is not None and read[0] <= n <= read[1]]
+    if read is not None and not inside and int(details.get("count", 0)) > len(lines):
+        # hundreds of matches, and the ones listed are not where the session read: one search there
+        at = text.find(needle, line_start(text, read[0]), line_start(text, read[1] + 1))
+        if at >= 0:
+            inside = [text.count("\n", 0, at) + 1]
+    ranked = inside + [n for n in lines if n not in inside]
+    contexts = match_contexts(text, ranked, needle)
+    for context, line in zip(contexts, ranked, strict=False):
+        enclosing = _enclosing(text, line)
+        if enclosing is not None and enclosing[0] < line - 1:
+            context.insert(0, enclosing)
+    out = {**details, "context": contexts}
+    if read is not None:
+        out["read"] = list(read)
+    if inside and len(inside) < int(details.get("count", len(lines))):
+        out["likely"] = inside[0]
+    return out
+
+
+def _enclosing(text: str, line: int) -> tuple[int, str] | None:
+    """The line that encloses 1-based ``line``: the nearest non-blank line above it that is less indented,
+    or, for a line at the left margin, the nearest heading above it (Markdown, INI, LaTeX)."""
+    end = line_start(text, line)
+    stop = text.find("\n", end)
+    own = text[end : stop if stop >= 0 else len(text)]
+    depth = len(own) - len(own.lstrip(" \t"))
+    number = line
+    while number > 1 and line - number < _ENCLOSING_LINES:
+        begin = text.rfind("\n", 0, max(0, end - 1)) + 1
+        row = text[begin : end - 1] if end > 0 else ""
+        number -= 1
+        end = begin
+        if not row.strip():
+            continue
+        lead = len(row) - len(row.lstrip(" \t"))
+        if (depth and lead < depth) or (not depth and _HEADING.match(row)):
+            return number, row[:_CONTEXT_CHARS] + ("…" if len(row) > _CONTEXT_CHARS else "")
+    return None
 
 
 def _size_after(view: MatchView, count: int, size: int, limit: int) -> int:

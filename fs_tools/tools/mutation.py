@@ -21,7 +21,7 @@ from fs_tools.errors import (
     path_label,
 )
 from fs_tools.history.model import DIR, LINK, OTHER, Effect, State, Step
-from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState, Snapshot
+from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState, Snapshot, lines_now, same_but_whitespace
 from fs_tools.tools.base import ToolContext
 from policy import Deny, Intent, Observation, Present, Refusal, decide, decide_mutation_allowed
 
@@ -182,9 +182,57 @@ def commit_gated(
     except StaleVersion as exc:
         refusal = gate.refusal()
         if refusal is None:
+            _say_why(ctx, path, gate, exc)
             raise
         raise refusal from exc
     return Committed(after=after, created=gate.expected is None)
+
+
+def _how_it_changed(stale: StaleVersion) -> dict[str, object]:
+    """What the lines that changed read now, and whether only whitespace changed — from the bytes the
+    provider left on the error, once the file's lock is released (they are dropped after)."""
+    contents, stale.contents = stale.contents, None
+    if contents is None:
+        return {}
+    old, now = contents
+    found: dict[str, object] = {}
+    lines = stale.details.get("lines")
+    if isinstance(lines, tuple) and len(lines) == 2 and lines[1] >= lines[0]:
+        found["now"] = lines_now(now, lines[0], lines[1])
+    if same_but_whitespace(old, now):
+        found["whitespace_only"] = True
+    return found
+
+
+_RECENT_ENTRIES = 200  # entries of every session's history looked through for who changed a file
+
+
+def _who_changed(ctx: ToolContext, path: str, expected: str | None, now: object) -> dict[str, object]:
+    """What the history tells of a stale file's change: the session whose recorded change made the version
+    there now (``writer``: its id and tool), and whether the version this session expected is the one its
+    own last change made (``since``: "own_change") — what changed the file came after that (a formatter,
+    an editor on save, another writer). Only the most recent entries are looked through; a history that
+    fails tells nothing, and the refusal stands as it is."""
+    if ctx.history is None:
+        return {}
+    try:
+        key = ctx.provider.key_of(path)
+        recent = ctx.history.recent(max(0, ctx.history.latest() - _RECENT_ENTRIES), _RECENT_ENTRIES)
+    except Exception:  # any failure of the store
+        log.debug("history unavailable for a stale cause", exc_info=True)
+        return {}
+    found: dict[str, object] = {}
+    for entry in reversed(recent):
+        step = next((s for s in entry.steps if isinstance(s, Effect) and s.key == key), None)
+        if step is None:
+            continue
+        if entry.session == ctx.session:
+            if expected is not None and step.after == expected:
+                found["since"] = "own_change"
+            break
+        if not found and now is not None and step.after == now:
+            found["writer"] = {"session": entry.session, "tool": entry.tool or ""}
+    return found
 
 
 def _check_commit(ctx: ToolContext, path: str, intent: Intent, content: bytes | Produce, pinned: str | None) -> None:
@@ -204,8 +252,24 @@ def _check_commit(ctx: ToolContext, path: str, intent: Intent, content: bytes | 
         raise Checked()
 
     gate = SessionGate(ctx, intent) if pinned is None else PinnedGate(ctx, intent, pinned)
-    ctx.provider.commit(path, gate, made, cancel=ctx.cancel)
+    try:
+        ctx.provider.commit(path, gate, made, cancel=ctx.cancel)
+    except StaleVersion as exc:
+        if gate.refusal() is None:
+            _say_why(ctx, path, gate, exc)
+        raise
     raise AssertionError("a checking commit always raises")  # pragma: no cover
+
+
+def _say_why(ctx: ToolContext, path: str, gate: SessionGate, stale: StaleVersion) -> None:
+    """A file changed since the session's read: what its changed lines read now and why it changed, where
+    that is known, added to the refusal (the file's lock is released by now)."""
+    if stale.details.get("found") == "modified":
+        stale.details = {
+            **stale.details,
+            **_how_it_changed(stale),
+            **_who_changed(ctx, path, gate.expected, stale.details.get("now_version")),
+        }
 
 
 def record_change(ctx: ToolContext, steps: Sequence[Step], *snapshots: Snapshot | None) -> None:

@@ -409,9 +409,16 @@ def lines_now(data: bytes, first: int, last: int, *, most: int = 8, chars: int =
 _SPACE = re.compile(rb"\s+")
 
 
+_WHITESPACE_COMPARED = 1 << 20  # bytes, at most, of each content compared for a change of whitespace alone
+
+
 def same_but_whitespace(old: bytes, new: bytes) -> bool:
-    """Whether two contents differ in whitespace alone (what a formatter or an editor on save changes)."""
-    return old != new and _SPACE.sub(b"", as_utf8(old)) == _SPACE.sub(b"", as_utf8(new))
+    """Whether two contents differ in whitespace alone (what a formatter or an editor on save changes);
+    False for contents over ``_WHITESPACE_COMPARED`` bytes, which are not compared (a stale error's cause
+    is a hint, not worth a pass over many megabytes)."""
+    if old == new or max(len(old), len(new)) > _WHITESPACE_COMPARED:
+        return False
+    return _SPACE.sub(b"", as_utf8(old)) == _SPACE.sub(b"", as_utf8(new))
 
 
 _STRIDE = 1 << 16  # bytes compared at once while looking for where two contents part

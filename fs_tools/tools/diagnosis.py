@@ -1209,11 +1209,12 @@ def _char_difference(mine: str, theirs: str, line: int, old_line: int, indent: i
             ]
         return []  # pragma: no cover - equal keys differ only in the characters above
     rest = theirs[j:] or mine[i:]
-    if rest and ord(rest[0]) in _LOOKALIKE:  # a no-break space before the line's trailing blanks
+    if rest and (_hidden(rest[0]) or ord(rest[0]) in _LOOKALIKE):  # e.g. a no-break space before the end
         side = "file" if theirs[j:] else "old_string"
+        hidden = _hidden(rest[0])
         return [
             {
-                "kind": "lookalike_character",
+                "kind": "invisible_character" if hidden else "lookalike_character",
                 "line": line,
                 "old_line": old_line,
                 "column": indent + j + 1,
@@ -1221,22 +1222,7 @@ def _char_difference(mine: str, theirs: str, line: int, old_line: int, indent: i
                 "char": rest[0],
                 "code_point": code_point(rest[0]),
                 "name": char_name(rest[0]),
-                "instead_of": _LOOKALIKE[ord(rest[0])] if side == "file" else "",
-            }
-        ]
-    if rest and _hidden(rest[0]):
-        side = "file" if theirs[j:] else "old_string"
-        return [
-            {
-                "kind": "invisible_character",
-                "line": line,
-                "old_line": old_line,
-                "column": indent + j + 1,
-                "side": side,
-                "char": rest[0],
-                "code_point": code_point(rest[0]),
-                "name": char_name(rest[0]),
-                "instead_of": "",
+                "instead_of": _LOOKALIKE[ord(rest[0])] if not hidden and side == "file" else "",
             }
         ]
     return []

@@ -4,7 +4,6 @@ changed, where that is known; an edit whose new_string is its old_string says wh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,32 +23,21 @@ def refused(result: ToolResult, code: str) -> str:
     return assert_error(result, code).text
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Iterator[Workspace]:
-    with Workspace(tmp_path) as ws:
-        yield ws
-
-
-@pytest.fixture
-def session(workspace: Workspace) -> Session:
-    return workspace.session("s")
-
-
 # --- ambiguity ------------------------------------------------------------------------------------------
 
 
-def test_an_ambiguous_edit_names_the_match_in_the_lines_the_session_read(tmp_path: Path, session: Session) -> None:
-    (tmp_path / "m.py").write_text(FUNCTIONS)
+def test_an_ambiguous_edit_names_the_match_in_the_lines_the_session_read(root: Path, session: Session) -> None:
+    (root / "m.py").write_text(FUNCTIONS)
     assert_ok(session.call("read", {"file_path": "m.py", "offset": 15, "limit": 7}))  # gamma's lines
     result = session.call("edit", {"file_path": "m.py", "old_string": "    total = 0", "new_string": "    total = 1"})
     text = refused(result, "FS_AMBIGUOUS_EDIT")
     assert "occurs 4 times in 'm.py', at lines 2, 9, 16, 23; the one at line 16 is in the lines this session " in text
     assert "last read (15–21)" in text
-    assert (tmp_path / "m.py").read_text() == FUNCTIONS
+    assert (root / "m.py").read_text() == FUNCTIONS
 
 
-def test_a_whole_file_read_names_no_match_as_the_likely_one(tmp_path: Path, session: Session) -> None:
-    (tmp_path / "m.py").write_text(FUNCTIONS)
+def test_a_whole_file_read_names_no_match_as_the_likely_one(root: Path, session: Session) -> None:
+    (root / "m.py").write_text(FUNCTIONS)
     assert_ok(session.call("read", {"file_path": "m.py"}))
     text = refused(
         session.call("edit", {"file_path": "m.py", "old_string": "    total = 0", "new_string": "    total = 1"}),
@@ -58,12 +46,12 @@ def test_a_whole_file_read_names_no_match_as_the_likely_one(tmp_path: Path, sess
     assert "last read" not in text
 
 
-def test_each_match_is_shown_with_what_encloses_it(tmp_path: Path, session: Session) -> None:
+def test_each_match_is_shown_with_what_encloses_it(root: Path, session: Session) -> None:
     """A match deep in a block is shown under its function; one at the left margin under its heading."""
     code = "class Shop:\n    def open(self):\n        if self.ready:\n\n            log('x')\n\n    def close(self):\n"
     code += "        if self.ready:\n\n            log('x')\n"
-    (tmp_path / "shop.py").write_text(code)
-    (tmp_path / "guide.md").write_text(
+    (root / "shop.py").write_text(code)
+    (root / "guide.md").write_text(
         "# Guide\n\n## Install\n\nFirst.\n\nRun the command.\n\n## Upgrade\n\nRun the command.\n"
     )
     assert_ok(session.call("read", {"file_path": "shop.py"}))
@@ -80,9 +68,9 @@ def test_each_match_is_shown_with_what_encloses_it(tmp_path: Path, session: Sess
     assert "     3\t## Install" in text and "     9\t## Upgrade" in text
 
 
-def test_among_hundreds_of_matches_the_one_the_session_read_is_found(tmp_path: Path, session: Session) -> None:
+def test_among_hundreds_of_matches_the_one_the_session_read_is_found(root: Path, session: Session) -> None:
     """Only the first matches are listed by line; the one in the lines the session read is looked for there."""
-    (tmp_path / "big.py").write_text("".join(f"def f{i}():\n    x = compute()\n    return x\n\n" for i in range(300)))
+    (root / "big.py").write_text("".join(f"def f{i}():\n    x = compute()\n    return x\n\n" for i in range(300)))
     assert_ok(session.call("read", {"file_path": "big.py", "offset": 800, "limit": 10}))
     text = refused(
         session.call("edit", {"file_path": "big.py", "old_string": "    x = compute()", "new_string": "    x = 1"}),
@@ -95,8 +83,8 @@ def test_among_hundreds_of_matches_the_one_the_session_read_is_found(tmp_path: P
 # --- staleness ------------------------------------------------------------------------------------------
 
 
-def test_a_stale_edit_shows_the_changed_lines_as_they_read_now(tmp_path: Path, session: Session) -> None:
-    target = tmp_path / "a.py"
+def test_a_stale_edit_shows_the_changed_lines_as_they_read_now(root: Path, session: Session) -> None:
+    target = root / "a.py"
     target.write_text(FUNCTIONS)
     assert_ok(session.call("read", {"file_path": "a.py"}))
     target.write_text(FUNCTIONS.replace("def gamma(items):", "def gamma(items, limit):"))
@@ -111,10 +99,8 @@ def test_a_stale_edit_shows_the_changed_lines_as_they_read_now(tmp_path: Path, s
     assert "own change" not in text and "formatter" not in text
 
 
-def test_a_change_of_whitespace_after_the_sessions_own_edit_is_named_a_formatters(
-    tmp_path: Path, session: Session
-) -> None:
-    target = tmp_path / "a.py"
+def test_a_change_of_whitespace_after_the_sessions_own_edit_is_named_a_formatters(root: Path, session: Session) -> None:
+    target = root / "a.py"
     target.write_text("def f():\n    return 1\n")
     assert_ok(session.call("read", {"file_path": "a.py"}))
     assert_ok(session.call("edit", {"file_path": "a.py", "old_string": "return 1", "new_string": "return  10"}))
@@ -127,8 +113,8 @@ def test_a_change_of_whitespace_after_the_sessions_own_edit_is_named_a_formatter
     assert "     2\t    return 10" in text
 
 
-def test_another_writers_change_after_the_sessions_own_edit_is_named_so(tmp_path: Path, session: Session) -> None:
-    target = tmp_path / "a.py"
+def test_another_writers_change_after_the_sessions_own_edit_is_named_so(root: Path, session: Session) -> None:
+    target = root / "a.py"
     target.write_text("def f():\n    return 1\n")
     assert_ok(session.call("read", {"file_path": "a.py"}))
     assert_ok(session.call("edit", {"file_path": "a.py", "old_string": "return 1", "new_string": "return 10"}))
@@ -141,8 +127,8 @@ def test_another_writers_change_after_the_sessions_own_edit_is_named_so(tmp_path
     assert target.read_text() == "def f():\n    return 99\n"
 
 
-def test_a_stale_edit_shows_at_most_a_few_changed_lines(tmp_path: Path, session: Session) -> None:
-    target = tmp_path / "a.txt"
+def test_a_stale_edit_shows_at_most_a_few_changed_lines(root: Path, session: Session) -> None:
+    target = root / "a.txt"
     target.write_text("".join(f"line {n}\n" for n in range(1000)))
     assert_ok(session.call("read", {"file_path": "a.txt", "limit": 1}))
     target.write_text("".join(f"LINE {n}\n" for n in range(1000)))
@@ -157,8 +143,8 @@ def test_a_stale_edit_shows_at_most_a_few_changed_lines(tmp_path: Path, session:
 # --- new_string equal to old_string ---------------------------------------------------------------------
 
 
-def test_new_string_equal_to_old_string_says_where_that_text_is(tmp_path: Path, session: Session) -> None:
-    (tmp_path / "a.py").write_text(FUNCTIONS)
+def test_new_string_equal_to_old_string_says_where_that_text_is(root: Path, session: Session) -> None:
+    (root / "a.py").write_text(FUNCTIONS)
     assert_ok(session.call("read", {"file_path": "a.py"}))
     text = refused(
         session.call("edit", {"file_path": "a.py", "old_string": "def beta(items):", "new_string": "def beta(items):"}),
@@ -170,9 +156,9 @@ def test_new_string_equal_to_old_string_says_where_that_text_is(tmp_path: Path, 
 
 
 def test_new_string_equal_to_an_old_string_not_in_the_file_is_diagnosed_as_not_found(
-    tmp_path: Path, session: Session
+    root: Path, session: Session
 ) -> None:
-    (tmp_path / "a.py").write_text(FUNCTIONS)
+    (root / "a.py").write_text(FUNCTIONS)
     assert_ok(session.call("read", {"file_path": "a.py"}))
     text = refused(
         session.call(
@@ -184,11 +170,11 @@ def test_new_string_equal_to_an_old_string_not_in_the_file_is_diagnosed_as_not_f
 
 
 def test_new_string_equal_to_old_string_on_a_file_not_read_asks_for_the_read_first(
-    tmp_path: Path, session: Session
+    root: Path, session: Session
 ) -> None:
     """Alone, the violation is the edit's to answer, after its gates: the file's text is shown only to a
     session that may see it."""
-    (tmp_path / "a.py").write_text(FUNCTIONS)
+    (root / "a.py").write_text(FUNCTIONS)
     text = refused(
         session.call("edit", {"file_path": "a.py", "old_string": "def beta", "new_string": "def beta"}),
         "FS_NOT_OBSERVED",
@@ -196,12 +182,10 @@ def test_new_string_equal_to_old_string_on_a_file_not_read_asks_for_the_read_fir
     assert "def beta" not in text
 
 
-def test_a_stale_edit_names_the_session_whose_change_made_the_file_as_it_is(
-    workspace: Workspace, tmp_path: Path
-) -> None:
+def test_a_stale_edit_names_the_session_whose_change_made_the_file_as_it_is(workspace: Workspace, root: Path) -> None:
     """Two sessions of one workspace: the second's change makes the first's read stale, and the history
     (which records every session's changes) says whose change it was."""
-    (tmp_path / "a.py").write_text("def f():\n    return 1\n")
+    (root / "a.py").write_text("def f():\n    return 1\n")
     first, second = workspace.session("first"), workspace.session("second")
     for one in (first, second):
         assert_ok(one.call("read", {"file_path": "a.py"}))
@@ -236,9 +220,9 @@ def test_every_history_store_lists_the_recent_entries_of_every_session(store: st
         recent_entries_of_every_session(ws.history)
 
 
-def test_a_check_without_the_change_says_why_as_the_change_would(tmp_path: Path, session: Session) -> None:
+def test_a_check_without_the_change_says_why_as_the_change_would(root: Path, session: Session) -> None:
     """Session.check (a harness hook's question) refuses a stale edit with the same words as the edit."""
-    target = tmp_path / "a.py"
+    target = root / "a.py"
     target.write_text("def f():\n    return 1\n")
     assert_ok(session.call("read", {"file_path": "a.py"}))
     target.write_text("def f():\n    return  1\n")

@@ -463,7 +463,7 @@ def _made_token(port: int, roots: list[Path]) -> Iterator[str]:
     leaves it, readable by the user only, for the next run on the port to replace)."""
     import secrets
 
-    from fs_tools.observation_store import check_outside_roots
+    from fs_tools.stores import check_outside_roots
 
     token, path = secrets.token_urlsafe(32), token_file(port)
     try:
@@ -579,7 +579,7 @@ def _session_state(args: argparse.Namespace, roots: list[str]) -> tuple[str, Pat
 def _store_of(given: str | Path, roots: list[str]) -> Path | str:
     """A ``--state`` / ``--store``: a Redis URL as it is, else a SQLite file that must lie outside the roots
     (the library's rule, with the default named); an unknown ``scheme://`` is a host error."""
-    from fs_tools.observation_store import StoreInsideRoot, store_location
+    from fs_tools.stores import StoreInsideRoot, store_location
 
     try:
         return store_location(given, roots)

@@ -9,10 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fs_tools.history import MemoryHistory
 from fs_tools.result import ToolResult
+from fs_tools.stores import MemoryHistory, ProcessStore
 from fs_tools.workspace import Session, Workspace
-from policy import MemoryStore
 
 APP = textwrap.dedent(
     """\
@@ -27,7 +26,7 @@ APP = textwrap.dedent(
 )
 
 
-class _DemoStore(MemoryStore):
+class _DemoStore(ProcessStore):
     """The default in-memory stores, with a history whose marks are the same in every run (the docs
     show this output word for word)."""
 

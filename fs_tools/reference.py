@@ -27,10 +27,10 @@ from unittest import mock
 
 from fs_tools.boundary import remedy_for
 from fs_tools.errors import Aborted, HarnessError, error_codes
-from fs_tools.history import MemoryHistory
-from fs_tools.observation_store import SqliteStore
 from fs_tools.provider import FileState, Snapshot
 from fs_tools.result import ToolResult
+from fs_tools.stores import MemoryHistory
+from fs_tools.stores.sqlite import SqliteStore
 from fs_tools.tools import ALL_TOOLS, grep
 from fs_tools.tools.base import Tool, ToolOutput
 from fs_tools.workspace import Session, Workspace

@@ -29,8 +29,7 @@ from fs_tools.errors import (
     ToolAbortedBeforeDispatch,
     UnknownTool,
 )
-from fs_tools.history import DEFAULT_HISTORY_BYTES, HistoryEntry, HistoryStore, MemoryHistory, RewindReport
-from fs_tools.observation_store import SqliteStore, check_outside_roots, store_location
+from fs_tools.history import DEFAULT_HISTORY_BYTES, HistoryEntry, HistoryStore, RewindReport
 from fs_tools.provider import (
     DEFAULT_IMAGE_BYTES,
     DEFAULT_IMAGE_PIXELS,
@@ -40,16 +39,16 @@ from fs_tools.provider import (
     Provider,
 )
 from fs_tools.result import ToolResult
+from fs_tools.stores import Store, as_store, open_store
 from fs_tools.terms import speaking
 from fs_tools.tools import ReadMemory, Tool, ToolContext, checkpoints
 from fs_tools.tools.dialects import DIALECTS, Dialect
 from fs_tools.tools.mutation import Checked
 from fs_tools.tools.rewind import rewind
 from fs_tools.tools.suggest import similar_paths
-from policy import MemoryStore, ObservationStore, ProtectedPaths
+from policy import ObservationStore, ProtectedPaths
 
 if TYPE_CHECKING:
-    from fs_tools.redis_store import RedisStore
     from fs_tools.watcher import Change, Watcher
 
 DEFAULT_MAX_FILE_BYTES = 16 << 20
@@ -252,46 +251,24 @@ class Workspace:
         # Checked in order of cost, and whatever was opened is closed again if a later option is bad:
         # a host that retries with a fixed option leaks no descriptor or connection.
         root_names = given.real_root_paths if given is not None else _root_list(cast(_Roots, roots))
-        located: str | Path | None = None  # a Redis URL or a SQLite file, checked before anything is opened
-        if isinstance(store, str | os.PathLike):
-            located = store_location(store, root_names)
-        elif isinstance(store, SqliteStore):  # the host's own: the same rule, though the file exists already
-            check_outside_roots(store.path, root_names)
-        shared = isinstance(located, str)
-        if not shared and (workspace_id is not None or key_prefix is not None):
+        if store is None or isinstance(store, str | os.PathLike):
+            self.store: Store = open_store(
+                store, root_names, max_history_bytes=budget, workspace_id=workspace_id, key_prefix=key_prefix
+            )
+        elif workspace_id is not None or key_prefix is not None:
             named = "workspace_id" if workspace_id is not None else "key_prefix"
             raise ValueError(
                 f"Workspace({named}=...) names the keys of a shared store: give store='redis://…' with it "
                 "(a RedisStore made by the host takes it in its own constructor)"
             )
-        opened: SqliteStore | RedisStore | None = None
-        if store is None:
-            self.store: ObservationStore = MemoryStore()
-        elif isinstance(located, str):
-            from fs_tools.redis_store import RedisStore
-
-            self.store = opened = RedisStore(
-                located,
-                workspace_id=workspace_id,
-                key_prefix="fs-tools" if key_prefix is None else key_prefix,
-                max_history_bytes=budget,
-            )
-        elif located is not None:
-            self.store = opened = SqliteStore(located, max_history_bytes=budget)
-        elif all(callable(getattr(store, method, None)) for method in ("get", "put", "forget", "observed")):
-            self.store = cast(ObservationStore, store)
-        else:  # bytes, a number, ...: every call would be an internal error
-            raise ValueError(
-                f"Workspace(store=...) takes a SQLite file's path, a redis:// URL or an observation store, "
-                f"not {type(store).__name__}"
-            )
-        if callable(getattr(self.store, "bind", None)):
-            # a shared store (Redis): the session may have read the file through another process since,
-            # so "unchanged since your last read" could be false here; each re-read shows the text
+        else:
+            self.store = as_store(store, root_names, max_history_bytes=budget)
+        opened = self.store if store is None or isinstance(store, str | os.PathLike) else None
+        if self.store.shared:
+            # the session may have read the file through another process since, so "unchanged since
+            # your last read" could be false here; each re-read shows the text
             self._reads = None
-        kept = getattr(self.store, "history", None)
-        # the store's own history (SQLite's file, a shared backend's), else one in this process
-        self.history: HistoryStore = kept if kept is not None else MemoryHistory(budget)
+        self.history: HistoryStore = self.store.history
         if max_history_bytes is not None:
             self.history.max_bytes = budget
         try:
@@ -305,14 +282,12 @@ class Workspace:
                     lock_timeout=lock_timeout,
                     durable=durable,
                 )
-            bind = getattr(self.store, "bind", None)
-            if callable(bind):  # a shared store forms its keys from the roots (RedisStore)
-                try:
-                    bind(self.provider.real_root_paths)
-                except BaseException:
-                    if given is None:
-                        self.provider.close()
-                    raise
+            try:
+                self.store.bind(self.provider.real_root_paths)  # a shared store forms its keys from them
+            except BaseException:
+                if given is None:
+                    self.provider.close()
+                raise
         except BaseException:
             if opened is not None:
                 opened.close()
@@ -377,9 +352,7 @@ class Workspace:
         try:
             self.provider.close()
         finally:
-            closer = getattr(self.store, "close", None)
-            if callable(closer):
-                closer()
+            self.store.close()
 
     @contextlib.contextmanager
     def _open_for(self, what: str) -> Iterator[None]:
@@ -593,10 +566,8 @@ def keep_contents_in_store(workspace: Workspace) -> None:
     """Let the provider find contents an earlier process read, through the workspace's SQLite store, so
     a stale error says which lines changed and an adopted change can be rewound (``fs-tools call`` and the
     hooks run one process per call; a server's provider remembers them in memory)."""
-    from fs_tools.observation_store import SqliteContents
-
-    contents = getattr(workspace.store, "contents", None)
-    if isinstance(contents, SqliteContents) and isinstance(workspace.provider, FileProvider):
+    contents = workspace.store.contents
+    if contents is not None and isinstance(workspace.provider, FileProvider):
         workspace.provider.keep_contents_in(contents)
 
 

@@ -22,7 +22,7 @@ import pytest
 import fs_tools
 from fs_tools import Workspace, cli, mcp_json
 from fs_tools.mcp_json import call_result
-from fs_tools.observation_store import SqliteStore
+from fs_tools.stores.sqlite import SqliteStore
 from policy import Present
 
 WAIT = 60.0  # the longest a test waits for a process; reached only when something is broken

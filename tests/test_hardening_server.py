@@ -36,7 +36,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.message import SessionMessage  # noqa: E402
 
 from fs_tools import Workspace, cli, mcp_server  # noqa: E402
-from fs_tools.observation_store import SqliteStore  # noqa: E402
+from fs_tools.stores.sqlite import SqliteStore  # noqa: E402
 from policy import Present  # noqa: E402
 
 WAIT = 60.0  # the longest a test waits for an answer or a process; reached only when something is broken

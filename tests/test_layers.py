@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("fs_tools.result", "fs_tools.arguments", "policy"),
     ("fs_tools.provider",),
-    ("fs_tools.observation_store", "fs_tools.redis_store", "fs_tools.history", "fs_tools.watcher"),
+    ("fs_tools.stores", "fs_tools.history", "fs_tools.watcher"),
     ("fs_tools.tools", "fs_tools.adoption"),
     ("fs_tools.boundary", "fs_tools.diagnostics", "fs_tools.presenters"),
     ("fs_tools.workspace",),

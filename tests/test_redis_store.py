@@ -21,7 +21,8 @@ import pytest
 
 from bench.harness import read_line
 from fs_tools import Workspace
-from fs_tools.redis_store import RedisStore, SharedKeys, shown_url
+from fs_tools.stores.location import shown_url
+from fs_tools.stores.redis import RedisStore, SharedKeys
 from policy import ABSENT, Present
 from tests.redis_server import RedisServer
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from fs_tools import Workspace
 from fs_tools.errors import HarnessError
 from fs_tools.history.model import encode_steps, load_entry, load_json
-from fs_tools.observation_store import SqliteStore
+from fs_tools.stores.sqlite import SqliteStore
 from tests.redis_server import RedisServer
 from tests.test_cli import _env, _host_error, _run
 

@@ -29,7 +29,6 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from fs_tools.errors import StoreUnavailable
 from fs_tools.history.model import (
@@ -45,14 +44,15 @@ from fs_tools.history.model import (
     stored_count,
     versions_of,
 )
+from fs_tools.provider import VersionCache
+from fs_tools.stores.location import is_redis_url, shown_url
 from policy import ABSENT, Observation, Present
 
 if TYPE_CHECKING:
     import redis
 
-log = logging.getLogger("fs_tools.redis_store")
+log = logging.getLogger("fs_tools.stores.redis")
 
-SCHEMES = ("redis://", "rediss://", "unix://")
 DEFAULT_SESSION_SECONDS = 7 * 24 * 3600
 # MCP session ids replicas share (streamable HTTP): as the SDK keeps its in-process sessions — closed
 # after 30 minutes without a request, at most 10,000 at once — except that past the cap the least
@@ -60,24 +60,6 @@ DEFAULT_SESSION_SECONDS = 7 * 24 * 3600
 DEFAULT_MCP_IDLE_SECONDS = 30 * 60
 DEFAULT_MAX_MCP_SESSIONS = 10_000
 _ABSENT = b""  # an observation of no file; a present one is its 32-hex version
-
-
-def is_redis_url(value: object) -> bool:
-    """Whether a ``store=`` value names a Redis server rather than a SQLite file."""
-    return isinstance(value, str) and value.lower().startswith(SCHEMES)
-
-
-def shown_url(url: str) -> str:
-    """The URL as a message may show it: without its password."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url.split("://", 1)[0] + "://…"
-    if parts.password is None:
-        return url
-    user = f"{parts.username}:" if parts.username else ":"
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return parts._replace(netloc=f"{user}***@{host}").geturl()
 
 
 def _raw(value: str) -> bytes:
@@ -156,6 +138,9 @@ class RedisStore:
     mount it at different paths give the same id.
     ``key_prefix`` namespaces deployments sharing one Redis.
     """
+
+    shared = True  # a session's calls may land on any process: what one remembers, another may not
+    contents: VersionCache | None = None
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""History kept in the process: lost with it, bounded by its budget. Thread-safe."""
+"""Observations and history kept in the process: lost with it, history bounded by its budget. Thread-safe."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from fs_tools.history.model import DEFAULT_HISTORY_BYTES, Entry, Step, entry_size
+from fs_tools.history.model import DEFAULT_HISTORY_BYTES, Entry, HistoryStore, Step, entry_size
+from fs_tools.provider import VersionCache
+from policy import MemoryStore
 
 
 @dataclass
@@ -108,3 +110,20 @@ class MemoryHistory:
         """What the kept entries and bytes cost the budget now."""
         with self._lock:
             return self._total
+
+
+class ProcessStore(MemoryStore):
+    """Observations and history in this process (the default): lost with it, seen by nothing else."""
+
+    shared = False
+    contents: VersionCache | None = None
+
+    def __init__(self, max_history_bytes: int = DEFAULT_HISTORY_BYTES) -> None:
+        super().__init__()
+        self.history: HistoryStore = MemoryHistory(max_history_bytes)
+
+    def bind(self, roots: Sequence[str]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

@@ -8,10 +8,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import stat
 import threading
-import urllib.parse
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,13 +17,12 @@ from typing import TYPE_CHECKING
 from fs_tools.errors import StoreUnavailable
 from fs_tools.history.model import DEFAULT_HISTORY_BYTES
 from fs_tools.provider import VersionCache
-from fs_tools.redis_store import is_redis_url, shown_url
 from policy import ABSENT, Observation, Present
 
 if TYPE_CHECKING:
     import sqlite3
 
-log = logging.getLogger("fs_tools.observation_store")
+log = logging.getLogger("fs_tools.stores.sqlite")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS observations (
@@ -47,60 +44,6 @@ CREATE INDEX IF NOT EXISTS contents_by_turn ON contents (stored)
 """
 _CONTENT_COLUMNS = ["version", "data", "size", "stored"]
 DEFAULT_CONTENT_BYTES = 16 << 20
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")  # RFC 3986's scheme, then an authority
-KNOWN_STORES = "redis://, rediss:// or unix:// (Redis), or a SQLite file's path (or sqlite:///absolute/path)"
-
-
-def store_location(value: str | os.PathLike[str], roots: Sequence[str | os.PathLike[str]]) -> str | Path:
-    """What a ``store=`` (``--store``, ``--state``) value names: a Redis URL (returned as it is) or the
-    path of a SQLite file, which must lie outside every root. The one place a store is chosen by its
-    URL's scheme: any other ``scheme://`` is a one-line ``ValueError``, never a file name (it would make
-    a directory named after the scheme). A ``PathLike`` is always a file: ``Path`` folds ``//``."""
-    if isinstance(value, str) and "://" in value:
-        # a path never holds '://' as it is spelled ('Path' folds '//'): a URL, or a slip of one
-        # (' redis://…' with a space from a config file) that would make a directory named after it
-        if is_redis_url(value):
-            return value
-        shown = shown_url(value)
-        shown = repr(shown if len(shown) <= 80 else shown[:80] + "…")
-        found = _SCHEME.match(value)
-        if found is None or found.group(1).lower() != "sqlite":
-            scheme = repr(found.group(0)) if found is not None else f"before {value[: value.index('://') + 3]!r}"
-            raise ValueError(f"observation store {shown} has an unknown scheme {scheme}: give {KNOWN_STORES}")
-        value = urllib.parse.unquote(value[found.end() :])
-        if not value.startswith("/") or "?" in value or "#" in value:
-            # sqlite://host/... names another machine; a relative path has no URL; options are not taken
-            raise ValueError(
-                f"observation store {shown}: a sqlite:// URL names a file by its absolute path alone "
-                "(sqlite:///var/state.db); give a relative path without the scheme"
-            )
-    path = Path(value)
-    check_outside_roots(path, roots)
-    return path
-
-
-class StoreInsideRoot(ValueError):
-    """A store file inside a workspace root (a host error: the host named it)."""
-
-
-def check_outside_roots(path: Path, roots: Sequence[str | os.PathLike[str]], what: str = "observation store") -> None:
-    """A store file must lie outside every root: inside one, a model could read it or write over the
-    record of what it has read. Compared as the kernel resolves them (symlinks, ``..``, a relative root
-    or path from the working directory), so no spelling slips a store into a root."""
-    try:
-        where = os.path.realpath(path)
-    except ValueError:  # a NUL byte: no file has that name
-        raise ValueError(f"{what} {str(path)!r} is not a file name (it holds a NUL byte)") from None
-    for root in roots:
-        try:
-            top = os.path.realpath(root) if isinstance(root, str | os.PathLike) and os.fspath(root) else None
-        except (TypeError, ValueError):  # not a root at all: the provider says so, naming it
-            top = None
-        if isinstance(top, str) and os.path.commonpath([where, top]) == top:
-            raise StoreInsideRoot(
-                f"the {what} {str(path)!r} lies inside the workspace root {os.fspath(root)!r}; keep "
-                "it outside the roots"
-            )
 
 
 class SqliteStore:
@@ -119,6 +62,8 @@ class SqliteStore:
     read.
     """
 
+    shared = False  # brief re-reads stay on: a process remembers only the reads it served, at their versions
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -127,7 +72,7 @@ class SqliteStore:
         max_content_bytes: int = DEFAULT_CONTENT_BYTES,
         max_history_bytes: int = DEFAULT_HISTORY_BYTES,
     ) -> None:
-        from fs_tools.history.sqlite import SqliteHistory
+        from fs_tools.stores.sqlite_history import SqliteHistory
 
         self.path = Path(path)
         self._lock = threading.Lock()
@@ -166,6 +111,9 @@ class SqliteStore:
         with self._statement() as db:
             rows = db.execute("SELECT key, version FROM observations WHERE session = ?", (_text(session),)).fetchall()
         return {_from_text(key): ABSENT if version is None else Present(version) for key, version in rows}
+
+    def bind(self, roots: Sequence[str]) -> None:
+        pass  # keys are canonical paths already
 
     def close(self) -> None:
         with self._lock:
@@ -346,7 +294,7 @@ def _prepare(db: sqlite3.Connection, shown: str) -> None:
             f"not fs-tools' {_COLUMNS}; give fs-tools a file of its own"
         )
     db.executescript(_CONTENTS_SCHEMA)  # a store made before the table existed gains it
-    from fs_tools.history.sqlite import SCHEMA as HISTORY_SCHEMA
+    from fs_tools.stores.sqlite_history import SCHEMA as HISTORY_SCHEMA
 
     db.executescript(HISTORY_SCHEMA)  # and the history tables
     columns = [row[1] for row in db.execute("PRAGMA table_info(contents)")]

@@ -9,8 +9,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from fs_tools import gating
 from fs_tools.provider import FileProvider
-from fs_tools.tools import mutation
 from policy import Allow, Observation, Present
 from policy.gates import Intent
 
@@ -37,7 +37,7 @@ _ANY = Present("unchecked")
 @contextlib.contextmanager
 def policy_off() -> Iterator[None]:
     saved: dict[str, Any] = {
-        "decide": mutation.decide,
+        "decide": gating.decide,
         "_current": FileProvider._current,
         "_check_expected": FileProvider._check_expected,
     }
@@ -53,12 +53,12 @@ def policy_off() -> Iterator[None]:
     ) -> Any:
         return basis
 
-    mutation.decide = decide  # type: ignore[assignment]
+    gating.decide = decide  # type: ignore[assignment]
     FileProvider._current = current  # type: ignore[method-assign]
     FileProvider._check_expected = check_expected  # type: ignore[method-assign]
     try:
         yield
     finally:
-        mutation.decide = saved["decide"]
+        gating.decide = saved["decide"]
         FileProvider._current = saved["_current"]  # type: ignore[method-assign]
         FileProvider._check_expected = saved["_check_expected"]  # type: ignore[method-assign]

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from fs_tools.arguments import argument_names
+from fs_tools.rendering.quoting import quoted, short
 from fs_tools.result import ToolResult
-from fs_tools.tools.presenting import quoted, short
 
 _MAX_TEXT_LINES = 3
 REJECTED_CODES = frozenset({"INVALID_ARGS", "UNKNOWN_TOOL"})

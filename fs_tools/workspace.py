@@ -29,7 +29,10 @@ from fs_tools.errors import (
     ToolAbortedBeforeDispatch,
     UnknownTool,
 )
+from fs_tools.gating import Checked
 from fs_tools.history import DEFAULT_HISTORY_BYTES, HistoryEntry, HistoryStore, RewindReport
+from fs_tools.history.rewind import rewind
+from fs_tools.matching.paths import similar_paths
 from fs_tools.provider import (
     DEFAULT_IMAGE_BYTES,
     DEFAULT_IMAGE_PIXELS,
@@ -43,9 +46,6 @@ from fs_tools.stores import Store, as_store, open_store
 from fs_tools.terms import speaking
 from fs_tools.tools import ReadMemory, Tool, ToolContext, checkpoints
 from fs_tools.tools.dialects import DIALECTS, Dialect
-from fs_tools.tools.mutation import Checked
-from fs_tools.tools.rewind import rewind
-from fs_tools.tools.suggest import similar_paths
 from policy import ObservationStore, ProtectedPaths
 
 if TYPE_CHECKING:

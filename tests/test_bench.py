@@ -13,9 +13,8 @@ import pytest
 from bench.baseline import raw_edit, raw_read
 from bench.files import MARK_A, MARK_B, make_workloads
 from bench.gates import NullStore, policy_off
-from fs_tools import Workspace
+from fs_tools import Workspace, gating
 from fs_tools.testing import assert_error, assert_ok
-from fs_tools.tools import mutation
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -41,13 +40,13 @@ def test_the_raw_edit_leaves_the_file_the_tool_leaves(tmp_path: Path) -> None:
 
 def test_policy_off_removes_only_the_gate_and_restores_it(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("one\n")
-    saved = mutation.decide
+    saved = gating.decide
     with Workspace(tmp_path, store=NullStore()) as ws:
         session = ws.session("s")
         with policy_off():
             assert_ok(session.call("write", {"file_path": "a.txt", "content": "blind\n"}))  # never read: allowed
             assert_error(session.call("write", {"file_path": "../x", "content": "x"}), "FS_SANDBOX_DENIED")
-        assert mutation.decide is saved
+        assert gating.decide is saved
         assert_error(session.call("write", {"file_path": "a.txt", "content": "again\n"}), "FS_NOT_OBSERVED")
     assert (tmp_path / "a.txt").read_text() == "blind\n"
 

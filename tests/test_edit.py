@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fs_tools import Session, Workspace
+from fs_tools.rendering.lines import snippet, snippet_at, split_lines
 from fs_tools.result import ToolResult
 from fs_tools.testing import assert_error, assert_ok
-from fs_tools.tools.rendering import snippet, snippet_at, split_lines
 
 BOM = b"\xef\xbb\xbf"
 ROW = re.compile(r"^ *(\d+)\t(.*)$", re.MULTILINE)

@@ -27,10 +27,7 @@ from wcmatch import glob as wc
 
 from fs_tools import Session, Workspace
 from fs_tools.errors import ToolTimeout, error_codes
-from fs_tools.provider.tempfiles import TEMP_NAME, create_temp
-from fs_tools.provider.walk import FILE, Entry
-from fs_tools.testing import assert_error, assert_ok
-from fs_tools.tools.globpattern import (
+from fs_tools.patterns.glob import (
     MAX_GLOB_CHARS,
     MAX_GLOB_FLOATING,
     MAX_GLOB_SEGMENTS,
@@ -38,8 +35,11 @@ from fs_tools.tools.globpattern import (
     compile_glob,
     compile_globs,
 )
+from fs_tools.patterns.ignore import IgnoreRules, ignore_rules
+from fs_tools.provider.tempfiles import TEMP_NAME, create_temp
+from fs_tools.provider.walk import FILE, Entry
+from fs_tools.testing import assert_error, assert_ok
 from fs_tools.tools.grep import MAX_PATTERN_CHARS, MAX_PATTERN_SIZE
-from fs_tools.tools.ignore import IgnoreRules, ignore_rules
 
 HANG_GUARD_SECONDS = 60
 DEEP = 60  # the depth of the issue's reproduction
@@ -617,7 +617,7 @@ class _CountingClock:
 def test_read_many_files_globs_share_one_time_budget(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each include glob of gemini's read_many_files had a budget of its own (50 globs: 50 budgets);
     the call now has one, and the work it does is bounded by it."""
-    from fs_tools.tools import globbing
+    from fs_tools.tools import glob as globbing
     from fs_tools.tools.dialects import gemini
 
     for n in range(40):

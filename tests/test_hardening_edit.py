@@ -26,10 +26,12 @@ from hypothesis import strategies as st
 
 from fs_tools import Session, Workspace
 from fs_tools.errors import AmbiguousEdit, EditNotFound, TooLarge
+from fs_tools.matching import diagnosis
+from fs_tools.matching import replace as matching
 from fs_tools.provider.content import dominant_newline
+from fs_tools.rendering.lines import snippet, split_lines
 from fs_tools.testing import assert_error, assert_ok
-from fs_tools.tools import diagnosis, edit, matching
-from fs_tools.tools.rendering import snippet, split_lines
+from fs_tools.tools import edit
 
 BOM = b"\xef\xbb\xbf"
 

@@ -27,8 +27,17 @@ LAYERS: list[tuple[str, ...]] = [
     ("fs_tools.result", "fs_tools.arguments", "policy"),
     ("fs_tools.provider",),
     ("fs_tools.stores", "fs_tools.history", "fs_tools.watcher"),
-    ("fs_tools.tools", "fs_tools.adoption"),
-    ("fs_tools.boundary", "fs_tools.diagnostics", "fs_tools.presenters"),
+    # what tools are made of: text matching, checks, patterns, paging, rendering (no tool declared here)
+    (
+        "fs_tools.matching",
+        "fs_tools.checks",
+        "fs_tools.patches",
+        "fs_tools.patterns",
+        "fs_tools.paging",
+        "fs_tools.rendering",
+    ),
+    ("fs_tools.tools", "fs_tools.gating", "fs_tools.history.rewind", "fs_tools.adoption"),
+    ("fs_tools.boundary", "fs_tools.presenters"),
     ("fs_tools.workspace",),
     ("fs_tools.hooks",),
     (

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fs_tools import Workspace
 from fs_tools.provider import files
-from fs_tools.tools.rendering import MAX_LINE_CHARS, number_width, split_lines
+from fs_tools.rendering.lines import MAX_LINE_CHARS, number_width, split_lines
 
 PIECES = ["a", "bc", "é", "€", "😀", "\n", "\r\n", "\r", "\t", " ", "\ufeff"]
 

@@ -1,4 +1,4 @@
-"""grep's look at raw bytes before decoding (fs_tools/tools/prefilter.py) never skips a file that
+"""grep's look at raw bytes before decoding (fs_tools/patterns/prefilter.py) never skips a file that
 matches: the literals it takes are in every match, and its case folding is the regex engine's."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fs_tools import Workspace
+from fs_tools.patterns.prefilter import FOLDS_BEYOND_ASCII, prefilter, required_literals
 from fs_tools.tools.grep import GrepQuery, _FileSearch, _matcher, _plain_literal
-from fs_tools.tools.prefilter import FOLDS_BEYOND_ASCII, prefilter, required_literals
 
 _NON_ASCII = "".join(chr(c) for c in range(0x80, sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from fs_tools import Session, Workspace
+from fs_tools.checks import syntax
 from fs_tools.testing import assert_error, assert_ok
-from fs_tools.tools import syntax
 
 # name -> (valid text, the same after a change that breaks it, the line the error is on)
 BREAKS: dict[str, tuple[str, str, int]] = {

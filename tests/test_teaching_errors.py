@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fs_tools import Session, Workspace
+from fs_tools.checks.placeholders import is_placeholder, new_placeholders
+from fs_tools.matching.diagnosis import diagnose
 from fs_tools.testing import assert_error, assert_ok
-from fs_tools.tools.diagnosis import diagnose
-from fs_tools.tools.placeholders import is_placeholder, new_placeholders
 
 # --- omission placeholders -----------------------------------------------------------------------------
 

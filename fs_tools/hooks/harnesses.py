@@ -82,7 +82,7 @@ def _one(name: str) -> Callable[[dict[str, Any], str | None], tuple[str, ...] | 
 def _patch_paths(arguments: dict[str, Any], cwd: str | None, key: str = "input") -> tuple[str, ...] | None:
     """Every path a patch names (a move's source and destination both), in patch order."""
     from fs_tools.errors import ToolArgsError
-    from fs_tools.tools.patch import parse_patch
+    from fs_tools.patches import parse_patch
 
     text = _text(arguments.get(key))
     if text is None:

@@ -4,11 +4,11 @@ from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.create_directory import CREATE_DIRECTORY
 from fs_tools.tools.delete import DELETE
 from fs_tools.tools.edit import EDIT, MULTI_EDIT
-from fs_tools.tools.globbing import GLOB
+from fs_tools.tools.glob import GLOB
 from fs_tools.tools.grep import GREP
-from fs_tools.tools.listing import LIST
+from fs_tools.tools.list import LIST
 from fs_tools.tools.move import MOVE
-from fs_tools.tools.notebooks import NOTEBOOK_EDIT
+from fs_tools.tools.notebook_edit import NOTEBOOK_EDIT
 from fs_tools.tools.read import READ, ReadMemory
 from fs_tools.tools.read_many import READ_MANY
 from fs_tools.tools.stat import STAT

@@ -26,6 +26,8 @@ from typing import Any
 from pydantic import Field
 
 from fs_tools.arguments import Text, ToolArgs, ToolOutputModel
+from fs_tools.checks import syntax
+from fs_tools.checks.placeholders import refuse_placeholders
 from fs_tools.errors import (
     AmbiguousEdit,
     EditNotFound,
@@ -39,20 +41,18 @@ from fs_tools.errors import (
     ToolArgsError,
     path_label,
 )
+from fs_tools.gating import Checked, PinnedGate, SessionGate, capture, check_replace, mode_of
 from fs_tools.line_diff import Work
 from fs_tools.line_index import LineIndex, OutOfWork, TooCommon
+from fs_tools.matching.diagnosis import Miss
+from fs_tools.matching.replace import match_contexts
+from fs_tools.patches import FileChange, Hunk, parse_patch, patch_line
 from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot, TextFile, as_utf8, decode_text
+from fs_tools.rendering.quoting import short, text_of
 from fs_tools.terms import speaking, term
-from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.delete import RemovalGate
-from fs_tools.tools.diagnosis import Miss
 from fs_tools.tools.edit import SyntaxErrorValue
-from fs_tools.tools.matching import match_contexts
-from fs_tools.tools.mutation import Checked, PinnedGate, SessionGate, capture, check_replace, mode_of
-from fs_tools.tools.patch import FileChange, Hunk, parse_patch, patch_line
-from fs_tools.tools.placeholders import refuse_placeholders
-from fs_tools.tools.presenting import short, text_of
 from policy import Intent
 
 MAX_CANDIDATES = 1000  # places one hunk is compared at, at most

@@ -60,7 +60,7 @@ class ToolContext:
     max_image_bytes: int = 5 << 20  # ... and this many encoded bytes
     max_pdf_pages: int = 20  # a PDF read without pages shows at most this many
     cells: bool = True  # read shows a notebook as its cells (the session has notebook_edit); else its JSON
-    check_only: bool = False  # run every gate of a change, write nothing (``mutation.Checked``): a hook's check
+    check_only: bool = False  # run every gate of a change, write nothing (``gating.Checked``): a hook's check
 
     def changed(self, key: str) -> None:
         """The session changed ``key``: its next read shows the whole text again."""
@@ -106,7 +106,7 @@ class Tool(Generic[A]):
     # fs-tools' argument names to this tool's, for the messages that answer its calls (``terms.py``)
     terms: Mapping[str, str] = field(default_factory=dict)
     # Its change can be checked without being made (``Session.check``): every write it makes goes through
-    # ``mutation.commit_gated``, or it raises ``mutation.Checked`` itself before writing in check mode.
+    # ``gating.commit_gated``, or it raises ``gating.Checked`` itself before writing in check mode.
     checkable: bool = False
 
     def schema(self) -> dict[str, Any]:

@@ -14,11 +14,11 @@ from pydantic import Field
 
 from fs_tools.arguments import ToolArgs, ToolOutputModel
 from fs_tools.errors import HistoryTrimmed, ToolArgsError
+from fs_tools.history.diff import unified_diff
 from fs_tools.history.model import HistoryEntry, make_mark
+from fs_tools.history.rewind import entries_since, history_of, rewind, within_roots
+from fs_tools.rendering.quoting import short, text_of
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.history_diff import unified_diff
-from fs_tools.tools.presenting import short, text_of
-from fs_tools.tools.rewind import entries_since, history_of, rewind, within_roots
 
 MAX_DIFF_CHARACTERS = 100_000  # what the diff tool shows the model at most
 MAX_LISTED = 200  # the history tool's newest entries; the rewind tool's paths

@@ -9,11 +9,11 @@ from pydantic import Field
 
 from fs_tools.arguments import EntryPath, ToolArgs, ToolOutputModel
 from fs_tools.errors import path_label
+from fs_tools.gating import check_configuration, record_change
 from fs_tools.history.model import DIR, Effect
 from fs_tools.provider import FileState
+from fs_tools.rendering.quoting import short, text_of
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import check_configuration, record_change
-from fs_tools.tools.presenting import short, text_of
 
 
 class CreateDirectoryArgs(ToolArgs):

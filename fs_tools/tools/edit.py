@@ -10,7 +10,12 @@ from pydantic import Field
 
 from fs_tools import line_diff
 from fs_tools.arguments import Deferred, FilePath, Text, ToolArgs, ToolOutputModel, Violation
+from fs_tools.checks import syntax
+from fs_tools.checks.placeholders import refuse_placeholders
 from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, TooLarge, ToolArgsError, path_label
+from fs_tools.gating import Committed, commit_gated
+from fs_tools.matching.diagnosis import Miss
+from fs_tools.matching.replace import Replacement, line_start, replace, told_apart
 from fs_tools.provider import (
     ENCODING_NAMES,
     NOTEBOOK_HEAD,
@@ -22,15 +27,10 @@ from fs_tools.provider import (
     decode_text,
     may_be_notebook,
 )
+from fs_tools.rendering.lines import snippet_at
+from fs_tools.rendering.quoting import quoted, short, text_of
 from fs_tools.terms import pointer_term, term
-from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.diagnosis import Miss
-from fs_tools.tools.matching import Replacement, line_start, replace, told_apart
-from fs_tools.tools.mutation import Committed, commit_gated
-from fs_tools.tools.placeholders import refuse_placeholders
-from fs_tools.tools.presenting import quoted, short, text_of
-from fs_tools.tools.rendering import snippet_at
 from policy import Intent, Present
 
 _PATH_DOC = "Path of the file: relative to the workspace root, or absolute inside a root."

@@ -15,14 +15,14 @@ from pydantic import Field
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolArgsError, ToolTimeout
 from fs_tools.names import visible
+from fs_tools.patterns.glob import compile_glob, glob_pattern_violations
+from fs_tools.patterns.ignore import IgnoreRules
+from fs_tools.patterns.prefilter import Prefilter, prefilter
+from fs_tools.patterns.prefilter import re_parser as _re_parser
 from fs_tools.provider import FILE, Entry, Walk, as_utf8
+from fs_tools.rendering.listings import VCS_DIRECTORIES, plural, shown_path, with_first_rows
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import VCS_DIRECTORIES, plural, shown_path, with_first_rows
-from fs_tools.tools.globpattern import compile_glob, glob_pattern_violations
-from fs_tools.tools.ignore import IgnoreRules
-from fs_tools.tools.prefilter import Prefilter, prefilter
-from fs_tools.tools.prefilter import re_parser as _re_parser
 
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300

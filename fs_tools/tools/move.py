@@ -10,10 +10,7 @@ from pydantic import Field
 
 from fs_tools.arguments import EntryPath, FilePath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import path_label
-from fs_tools.history.model import DIR, Effect, Move, Step
-from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot
-from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import (
+from fs_tools.gating import (
     check_configuration,
     mode_of,
     observed_version,
@@ -21,7 +18,10 @@ from fs_tools.tools.mutation import (
     record_observations,
     refuse_if_vanished,
 )
-from fs_tools.tools.presenting import short, text_of
+from fs_tools.history.model import DIR, Effect, Move, Step
+from fs_tools.provider import DIRECTORY, FILE, FileState, Snapshot
+from fs_tools.rendering.quoting import short, text_of
+from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from policy import ABSENT, Intent, Observation, Present
 
 

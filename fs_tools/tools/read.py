@@ -11,6 +11,8 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, Pages, ToolArgs, ToolOutputModel
 from fs_tools.errors import FsError, NotFound, NotText, TooLarge, ToolArgsError, path_label
+from fs_tools.paging.pdf_pages import page_ranges, page_spec, take
+from fs_tools.paging.window import PageSink
 from fs_tools.provider import (
     ENCODING_NAMES,
     IMAGE_FORMATS,
@@ -28,13 +30,11 @@ from fs_tools.provider import (
     show_image,
     version_of,
 )
+from fs_tools.rendering.lines import OUTPUT_CAP_BYTES, render_page
+from fs_tools.rendering.quoting import is_integer, short, text_of
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.notebooks import render_notebook
-from fs_tools.tools.pages import page_ranges, page_spec, take
-from fs_tools.tools.paging import PageSink
-from fs_tools.tools.presenting import is_integer, short, text_of
-from fs_tools.tools.rendering import OUTPUT_CAP_BYTES, render_page
+from fs_tools.tools.notebook_edit import render_notebook
 from policy import ABSENT, Observation, Present
 
 DEFAULT_LIMIT = 2000

@@ -11,11 +11,11 @@ from pydantic import Field
 from fs_tools.arguments import FilePath, Integer, ToolArgs, ToolOutputModel
 from fs_tools.errors import Aborted, FsError, path_label
 from fs_tools.provider import encoded_size
+from fs_tools.rendering.lines import OUTPUT_CAP_BYTES
+from fs_tools.rendering.quoting import short
 from fs_tools.result import Media
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.presenting import short
 from fs_tools.tools.read import ReadArgs, ShownImages, read_lines
-from fs_tools.tools.rendering import OUTPUT_CAP_BYTES
 
 MAX_FILES = 50
 DEFAULT_LIMIT = 500

@@ -11,8 +11,8 @@ from pydantic import Field
 from fs_tools.arguments import EntryPath, ToolArgs, ToolOutputModel
 from fs_tools.errors import FsError, path_label
 from fs_tools.provider import DIRECTORY, FILE, WideLines, wide_encoding
+from fs_tools.rendering.quoting import short, text_of
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.presenting import short, text_of
 from policy import Absent, Present
 
 _SNIFF = 8192  # bytes looked at for a NUL, as grep decides "binary"

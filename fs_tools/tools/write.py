@@ -8,15 +8,15 @@ from typing import Any
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel
+from fs_tools.checks import syntax
+from fs_tools.checks.placeholders import new_placeholders, refuse_placeholders
 from fs_tools.errors import FsError, path_label
+from fs_tools.gating import commit_gated
 from fs_tools.provider import as_text, as_utf8, changed_span, count_lines
+from fs_tools.rendering.quoting import short, text_of
 from fs_tools.terms import term
-from fs_tools.tools import syntax
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.edit import SyntaxErrorValue
-from fs_tools.tools.mutation import commit_gated
-from fs_tools.tools.placeholders import new_placeholders, refuse_placeholders
-from fs_tools.tools.presenting import short, text_of
 from policy import Intent
 
 

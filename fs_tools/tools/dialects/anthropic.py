@@ -16,18 +16,18 @@ from typing import Any, Literal
 from pydantic import Field
 
 from fs_tools.arguments import Integer, SearchPath, Text, ToolArgs, ToolOutputModel, Violation
+from fs_tools.checks import syntax
 from fs_tools.errors import ToolArgsError, path_label
+from fs_tools.gating import commit_gated
+from fs_tools.matching.replace import after_newlines
+from fs_tools.paging.pdf_pages import span
 from fs_tools.provider import DIRECTORY, Snapshot, TextFile, as_utf8, count_lines, decode_text
-from fs_tools.tools import syntax
+from fs_tools.rendering.lines import snippet_at
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.dialects.common import canonical
 from fs_tools.tools.edit import EditArgs, EditOutput, run_edit
-from fs_tools.tools.listing import ListArgs, list_directory
-from fs_tools.tools.matching import after_newlines
-from fs_tools.tools.mutation import commit_gated
-from fs_tools.tools.pages import span
+from fs_tools.tools.list import ListArgs, list_directory
 from fs_tools.tools.read import ReadArgs, read_lines
-from fs_tools.tools.rendering import snippet_at
 from fs_tools.tools.write import WriteArgs, run_write
 from policy import Intent
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, SearchPath, Text, ToolArgs, Violation
+from fs_tools.patterns.glob import compile_globs
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.dialects.common import FILE_TYPES, canonical, ignore_violations, itself, like
 from fs_tools.tools.edit import (
@@ -27,11 +28,10 @@ from fs_tools.tools.edit import (
     run_edit,
     run_multi_edit,
 )
-from fs_tools.tools.globbing import GLOB
-from fs_tools.tools.globpattern import compile_globs
+from fs_tools.tools.glob import GLOB
 from fs_tools.tools.grep import GREP, GrepQuery, render, search_files, search_violations
-from fs_tools.tools.listing import LIST, ListArgs, list_directory
-from fs_tools.tools.notebooks import (
+from fs_tools.tools.list import LIST, ListArgs, list_directory
+from fs_tools.tools.notebook_edit import (
     NOTEBOOK_EDIT,
     CellType,
     EditMode,

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
 from fs_tools.arguments import ToolArgs, Violation, validate_arguments
+from fs_tools.patterns.glob import GlobListLimit, compile_globs
 from fs_tools.tools.base import Tool
-from fs_tools.tools.globpattern import GlobListLimit, compile_globs
 
 A = TypeVar("A", bound=ToolArgs)
 

@@ -18,14 +18,14 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, SearchPath, Text, ToolArgs, Violation
 from fs_tools.errors import ToolTimeout
+from fs_tools.paging.pdf_pages import span
+from fs_tools.patterns.glob import GlobListLimit, compile_globs, glob_pattern_violations
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
 from fs_tools.tools.dialects.common import canonical, itself, like
 from fs_tools.tools.edit import EDIT, EditArgs, run_edit
-from fs_tools.tools.globbing import GLOB, GlobArgs, find_files, run_glob
-from fs_tools.tools.globpattern import GlobListLimit, compile_globs, glob_pattern_violations
+from fs_tools.tools.glob import GLOB, GlobArgs, find_files, run_glob
 from fs_tools.tools.grep import GREP, GrepQuery, render, search_files, search_violations
-from fs_tools.tools.listing import LIST, ListArgs, list_directory
-from fs_tools.tools.pages import span
+from fs_tools.tools.list import LIST, ListArgs, list_directory
 from fs_tools.tools.read import DEFAULT_LIMIT, READ, ReadArgs, read_lines
 from fs_tools.tools.read_many import MAX_FILES, READ_MANY, ReadManyArgs, run_read_many
 from fs_tools.tools.write import WRITE

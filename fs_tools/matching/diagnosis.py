@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from itertools import chain, pairwise
 from typing import Any
 
+from fs_tools.checks.placeholders import is_placeholder
 from fs_tools.errors import EditNotFound
-from fs_tools.tools.matching import after_newlines
-from fs_tools.tools.placeholders import is_placeholder
+from fs_tools.matching.replace import after_newlines
 
 _CANDIDATE_LINES = 20  # a region this long is shown whole: the model copies old_string from it
 _CUT_LINES = 8  # a longer one: this many lines from its first difference

@@ -8,11 +8,11 @@ from pydantic import Field
 
 from fs_tools.arguments import Integer, SearchPath, ToolArgs, ToolOutputModel
 from fs_tools.names import visible
+from fs_tools.patterns.glob import GlobPattern
 from fs_tools.provider import DIRECTORY, FILE, SYMLINK, Entry
+from fs_tools.rendering.listings import plural, shown_path
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import plural, shown_path
-from fs_tools.tools.globpattern import GlobPattern
 
 MAX_ENTRIES = 500
 

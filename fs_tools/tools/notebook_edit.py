@@ -12,13 +12,13 @@ from typing import Any, Literal
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, Text, ToolArgs, ToolOutputModel, Violation
+from fs_tools.checks.placeholders import refuse_placeholders
 from fs_tools.errors import StaleVersion, TooLarge, ToolArgsError, path_label
+from fs_tools.gating import commit_gated
 from fs_tools.provider import Notebook, Snapshot, change_type, multiline, notebook_or_refuse, set_source, source_of
+from fs_tools.rendering.quoting import short, text_of
 from fs_tools.terms import term
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.mutation import commit_gated
-from fs_tools.tools.placeholders import refuse_placeholders
-from fs_tools.tools.presenting import short, text_of
 from policy import Intent
 
 MAX_OUTPUT_LINES = 20  # of one output's text, in read's summary

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from fs_tools.errors import HarnessError, HistoryTrimmed, NotEmpty, NotRegularFile, SandboxDenied, StaleVersion
+from fs_tools.gating import SessionGate, check_configuration, record_change, record_observations
 from fs_tools.history.model import (
     DIR,
     LINK,
@@ -38,7 +39,6 @@ from fs_tools.provider import DIRECTORY, FILE, FileState
 from fs_tools.tools.base import ToolContext
 from fs_tools.tools.delete import RemovalGate
 from fs_tools.tools.move import MovingGate
-from fs_tools.tools.mutation import SessionGate, check_configuration, record_change, record_observations
 from policy import ABSENT, Intent, Present
 
 HISTORY_TRIMMED = HistoryTrimmed.default_code

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fs_tools import diagnostics
+from fs_tools.boundary import near_miss
 from fs_tools.errors import (
     Aborted,
     AlreadyExists,
@@ -103,7 +103,7 @@ def _stale(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, st
         if not now:
             return f"{head} — {STALE_REMEDY}"
         # the lines as they are now, then the remedy, which ends the message as it ends every other one
-        shown = diagnostics.excerpt([(int(n), str(text)) for n, text in now])
+        shown = near_miss.excerpt([(int(n), str(text)) for n, text in now])
         if len(now) == 1:
             return f"{head}; line {first} now reads:\n{shown}\n — {STALE_REMEDY}"
         more = f" (the first {len(now)} of them)" if isinstance(last, int) and last - first + 1 > len(now) else ""
@@ -150,7 +150,7 @@ def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
     where = ", ".join(str(n) for n in lines)
     if count > len(lines):
         where += f" and {count - len(lines)} more"
-    shown = diagnostics.ambiguity_excerpt(details.get("context") or [])
+    shown = near_miss.ambiguity_excerpt(details.get("context") or [])
     likely, read = details.get("likely"), details.get("read")
     meant = (
         f"; the one at line {likely} is in the lines this session last read ({read[0]}–{read[1]})"
@@ -170,7 +170,7 @@ def _replace_all() -> str:
 
 
 def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    message = diagnostics.not_found_message(exc.message + _nothing_applied(details), details)
+    message = near_miss.not_found_message(exc.message + _nothing_applied(details), details)
     if details.get("notebook") and "notebook_edit" in tools:
         message += (
             f"\nThe file is a Jupyter notebook: its JSON holds each line of a cell as a quoted string, so text copied "

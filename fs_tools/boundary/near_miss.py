@@ -1,5 +1,5 @@
 """The words of the near-miss diagnosis: ``FS_EDIT_NOT_FOUND`` and ``FS_AMBIGUOUS_EDIT`` details, as the
-model reads them (the boundary's part; the facts come from ``tools/diagnosis.py``).
+model reads them (the boundary's part; the facts come from ``matching/diagnosis.py``).
 
 Short: the place, the difference, the fix, then the file's lines. Invisible and look-alike characters
 in those lines are shown as ``⟨U+00A0⟩``, so a no-break space never looks like the space the model sent.

@@ -10,10 +10,10 @@ from pydantic import Field
 
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolTimeout
+from fs_tools.patterns.glob import compile_glob, glob_pattern_violations
 from fs_tools.provider import FILE, Entry
+from fs_tools.rendering.listings import VCS_DIRECTORIES, shown_path, with_first_rows
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
-from fs_tools.tools.discovery import VCS_DIRECTORIES, shown_path, with_first_rows
-from fs_tools.tools.globpattern import compile_glob, glob_pattern_violations
 
 MAX_MATCHES = 1000
 

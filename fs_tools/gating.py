@@ -8,6 +8,7 @@ import logging
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fs_tools.errors import (
     FsError,
@@ -22,8 +23,10 @@ from fs_tools.errors import (
 )
 from fs_tools.history.model import DIR, LINK, OTHER, Effect, State, Step
 from fs_tools.provider import DIRECTORY, FILE, SYMLINK, FileState, Snapshot, lines_now, same_but_whitespace
-from fs_tools.tools.base import ToolContext
 from policy import Deny, Intent, Observation, Present, Refusal, decide, decide_mutation_allowed
+
+if TYPE_CHECKING:  # the tools' context: the tools import this module, so it never imports them back
+    from fs_tools.tools.base import ToolContext
 
 # Given the file's current snapshot, the bytes to commit (an edit).
 Produce = Callable[[Snapshot], bytes]

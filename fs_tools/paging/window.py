@@ -8,7 +8,7 @@ import itertools
 
 from fs_tools.errors import NotText
 from fs_tools.provider import TextDecoder
-from fs_tools.tools.rendering import MAX_LINE_CHARS
+from fs_tools.rendering.lines import MAX_LINE_CHARS
 
 
 class PageSink:

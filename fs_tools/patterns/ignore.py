@@ -7,8 +7,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from fs_tools.patterns.glob import GlobPattern, compile_glob
 from fs_tools.provider import DIRECTORY, Entry, ReadChild
-from fs_tools.tools.globpattern import GlobPattern, compile_glob
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ READ_ONLY_ENV = "FS_TOOLS_READ_ONLY"
 STATE_ENV = "FS_TOOLS_STATE"
 SESSION_ENV = "FS_TOOLS_SESSION"
 LOG_LEVEL_ENV = "FS_TOOLS_LOG_LEVEL"
-TOKEN_ENV = "FS_TOOLS_TOKEN"  # mcp_server.TOKEN_ENV, named here so that --help need not import the SDK
+TOKEN_ENV = "FS_TOOLS_TOKEN"  # mcp_http.TOKEN_ENV, named here so that --help need not import the SDK
 LOG_LEVELS = ("debug", "info", "warning", "error")
 FORMATS = ("mcp", "openai", "anthropic", "gemini")
 HOOK_HARNESSES = ("claude-code", "gemini", "codex")  # fs_tools.hooks.HOOK_HARNESSES, named here for --help
@@ -418,7 +418,9 @@ def _serve(args: argparse.Namespace) -> int:
     if args.store is not None:
         options["store"] = _store_of(args.store, roots)
     try:
-        from fs_tools import mcp_server
+        from fs_tools.mcp import http as mcp_http
+        from fs_tools.mcp import server as mcp_server
+        from fs_tools.mcp import stdio as mcp_stdio
     except ImportError as exc:
         # the SDK by its own name: on PyPI "fs-tools" is an unrelated project (SPEC section 2)
         raise _BadSetup(f"fs-tools serve needs the MCP SDK ({exc}): pip install 'mcp>=2.3,<3'") from exc
@@ -437,17 +439,17 @@ def _serve(args: argparse.Namespace) -> int:
             if args.transport == "stdio":
                 import asyncio
 
-                asyncio.run(mcp_server.serve_stdio(workspace, audit=audit))
+                asyncio.run(mcp_stdio.serve_stdio(workspace, audit=audit))
                 return 0
             try:
-                sock = mcp_server.listen(args.host, args.port)
+                sock = mcp_http.listen(args.host, args.port)
             except OSError as exc:
                 raise _BadSetup(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
             with contextlib.ExitStack() as made:
                 if token is None and not args.no_token:
                     token = made.enter_context(_made_token(sock.getsockname()[1], workspace.roots))
-                print(f"fs-tools: serving MCP on {mcp_server.url_of(args.host, sock)}", flush=True)
-                mcp_server.serve_http(workspace, sock, host=args.host, token=token, audit=audit)
+                print(f"fs-tools: serving MCP on {mcp_http.url_of(args.host, sock)}", flush=True)
+                mcp_http.serve_http(workspace, sock, host=args.host, token=token, audit=audit)
     except KeyboardInterrupt:
         pass
     finally:
@@ -533,21 +535,21 @@ def _write_private(path: Path, text: str) -> None:
 def _check_http_options(host: str, token: str | None, *, no_token: bool, token_given: bool) -> None:
     """An unusable token, a non-loopback address without one, or --no-token with a token or off loopback
     is a host error."""
-    from fs_tools import mcp_server
+    from fs_tools.mcp import http as mcp_http
 
     if no_token and token_given:
         raise _BadSetup("--no-token and --token contradict each other: give one of them")
-    if no_token and not mcp_server.is_loopback(host):
+    if no_token and not mcp_http.is_loopback(host):
         raise _BadSetup(
             f"--no-token serves only on a loopback address, and --host {host!r} is not one: any machine that "
             f"reaches it could use the tools; give --token or ${TOKEN_ENV} instead"
         )
     if token is not None:
         try:
-            mcp_server.check_token(token)
+            mcp_http.check_token(token)
         except ValueError as exc:
             raise _BadSetup(f"--token / ${TOKEN_ENV}: {exc}") from None
-    elif not mcp_server.is_loopback(host):
+    elif not mcp_http.is_loopback(host):
         raise _BadSetup(
             f"--host {host!r} is not a loopback address: any machine that reaches it could use the tools, so "
             f"serving beyond this machine needs --token or ${TOKEN_ENV}"
@@ -677,7 +679,7 @@ def _hook(args: argparse.Namespace) -> int:
 
 def _print_result(result: ToolResult, *, as_json: bool) -> None:
     """What an MCP client gets for the call: its text, or with ``--json`` the whole result."""
-    from fs_tools.mcp_json import call_result
+    from fs_tools.mcp.shapes import call_result
 
     shown = call_result(result)
     print(_json(shown) if as_json else shown["content"][0]["text"])
@@ -700,9 +702,9 @@ def _schema(args: argparse.Namespace) -> int:
 def _definitions(workspace: Workspace, format: str) -> list[dict[str, Any]]:
     """The definitions in ``format``: the MCP server's own, or the adapter's ``tool_definitions``."""
     if format == "mcp":
-        from fs_tools import mcp_json
+        from fs_tools.mcp import shapes
 
-        return mcp_json.tool_definitions(workspace)
+        return shapes.tool_definitions(workspace)
     if format == "openai":
         from fs_tools.adapters import openai
 

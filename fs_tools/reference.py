@@ -19,19 +19,17 @@ import os
 import sqlite3
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from fs_tools.boundary import remedy_for
 from fs_tools.errors import Aborted, HarnessError, error_codes
-from fs_tools.provider import FileState, Snapshot
+from fs_tools.provider import FileProvider, FileState, Primitives, Snapshot
 from fs_tools.result import ToolResult
 from fs_tools.stores import MemoryHistory
 from fs_tools.stores.sqlite import SqliteStore
-from fs_tools.tools import ALL_TOOLS, grep
+from fs_tools.tools import ALL_TOOLS
 from fs_tools.tools.base import Tool, ToolOutput
 from fs_tools.workspace import Session, Workspace
 from policy import MemoryStore
@@ -227,37 +225,27 @@ def _too_large(s: Scratch) -> ToolResult:
     return s.session.call("write", {"file_path": "big.txt", "content": "x" * (s.workspace.provider.max_file_bytes + 1)})
 
 
-class _SlowDisk:
-    """grep's clock, moved on by each file it opens: a search that spends ``per_file`` seconds on
-    every file, so the default budget runs out a few hundred files into a large tree."""
+class _SlowClock:
+    """A clock that moves ``step`` seconds on at every look: a search whose every file takes that long,
+    so the default budget runs out a few hundred files into a large tree (``Workspace(clock=...)``)."""
 
-    def __init__(self, per_file: float) -> None:
-        self.now = time.monotonic()  # never behind the real clock other checks of the deadline use
-        self.per_file = per_file
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
 
-    def monotonic(self) -> float:
+    def __call__(self) -> float:
+        self.now += self.step
         return self.now
 
-    def opened(self, open_file: Callable[..., Any]) -> Callable[..., Any]:
-        def slow(*args: Any) -> Any:
-            self.now += self.per_file
-            return open_file(*args)
 
-        return slow
-
-
-@_simulated("a disk so slow that every file takes 30 ms to search")
+@_simulated("a clock that moves 30 ms on each time grep looks at it, as on a disk that slow")
 def _timeout(s: Scratch) -> ToolResult:
     vendor = s.root / "vendor"
     vendor.mkdir()
     for n in range(400):  # a vendored tree the search should not have entered
         (vendor / f"module_{n:03}.py").write_text(f"VALUE_{n} = {n}\n")
-    disk = _SlowDisk(per_file=0.03)
-    with (
-        mock.patch.object(grep, "time", disk),
-        mock.patch.object(s.workspace.provider, "read_entry", disk.opened(s.workspace.provider.read_entry)),
-    ):
-        return s.session.call("grep", {"pattern": "greet"})
+    with Workspace(s.root, clock=_SlowClock(step=0.03)) as workspace:
+        return workspace.session("docs").call("grep", {"pattern": "greet"})
 
 
 def _aborted_before(s: Scratch) -> ToolResult:
@@ -303,19 +291,37 @@ def _internal(s: Scratch) -> ToolResult:
         boundary_log.disabled = False
 
 
+class _Refusing(Primitives):
+    """The kernel's primitives, but opening a file for reading is refused (EACCES)."""
+
+    def open_regular_with_stat(self, dir_fd: int, name: str, display: str) -> tuple[int, os.stat_result]:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+
+class _Full(Primitives):
+    """The kernel's primitives, but the disk is full when a temp file is written (ENOSPC)."""
+
+    def write_all(self, fd: int, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def _with_primitives(s: Scratch, kind: type[Primitives]) -> Workspace:
+    native = Primitives.native()
+    return Workspace(FileProvider([s.root], primitives=kind(native.reopen_through_proc, native.native_rename)))
+
+
 @_simulated("the operating system refuses to open the file (EACCES)")
 def _permission(s: Scratch) -> ToolResult:
-    refused = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-    with mock.patch("fs_tools.provider.Primitives.open_regular_with_stat", side_effect=refused):
-        return s.session.call("read", {"file_path": "notes.txt"})
+    with _with_primitives(s, _Refusing) as workspace:
+        return workspace.session("docs").call("read", {"file_path": "notes.txt"})
 
 
 @_simulated("the disk is full while the temp file is written (ENOSPC)")
 def _no_space(s: Scratch) -> ToolResult:
-    s.session.call("read", {"file_path": "notes.txt"})
-    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    with mock.patch("fs_tools.provider.files._write_all", side_effect=full):
-        return s.session.call("write", {"file_path": "notes.txt", "content": "new\n"})
+    with _with_primitives(s, _Full) as workspace:
+        session = workspace.session("docs")
+        session.call("read", {"file_path": "notes.txt"})
+        return session.call("write", {"file_path": "notes.txt", "content": "new\n"})
 
 
 def _io_error(s: Scratch) -> ToolResult:
@@ -344,12 +350,13 @@ class _OpenGate:
 
 
 def _busy(s: Scratch) -> ToolResult:
-    s.session.call("read", {"file_path": "notes.txt"})
     holder = os.open(s.root, os.O_RDONLY | os.O_DIRECTORY)  # a separate open: its flock excludes ours
     try:
-        fcntl.flock(holder, fcntl.LOCK_EX)
-        with mock.patch.object(s.workspace.provider, "lock_timeout", 0.05):
-            return s.session.call("write", {"file_path": "notes.txt", "content": "new\n"})
+        with Workspace(s.root, lock_timeout=0.05) as workspace:
+            session = workspace.session("docs")
+            session.call("read", {"file_path": "notes.txt"})
+            fcntl.flock(holder, fcntl.LOCK_EX)
+            return session.call("write", {"file_path": "notes.txt", "content": "new\n"})
     finally:
         os.close(holder)
 

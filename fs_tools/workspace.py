@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -120,7 +121,8 @@ class Workspace:
     ``scheme://`` is refused;
     ``workspace_id`` names the workspace in its keys, by default the primary root's canonical path, and
     ``key_prefix`` keeps deployments apart; see ``RedisStore``); in-memory by default; ``search_seconds``
-    is the time budget of glob and grep; ``watch`` starts one
+    is the time budget of glob and grep, measured on ``clock`` (``time.monotonic``; a simulation may give
+    its own); ``watch`` starts one
     watchdog observer for all roots, so ``session.changed()`` re-hashes only what it reported;
     ``lock_timeout`` bounds how long a call waits for a lock another writer holds (then ``FS_BUSY``);
     ``max_read_bytes`` is the largest file ``read`` scans (it pages, but hashes the whole file; by default
@@ -166,6 +168,7 @@ class Workspace:
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         store: ObservationStore | str | os.PathLike[str] | None = None,
         search_seconds: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
         watch: bool = False,
         lock_timeout: float = DEFAULT_LOCK_SECONDS,
         max_read_bytes: int | None = None,
@@ -203,6 +206,7 @@ class Workspace:
         self._torn_down = False
         self.read_only = read_only
         self.search_seconds = search_seconds
+        self.clock = clock
         self.protected = ProtectedPaths(protected)
         self._reads = ReadMemory() if brief_rereads else None
         self.check_placeholders = check_placeholders
@@ -440,6 +444,7 @@ class Workspace:
             protected=self.protected,
             cancel=cancel,
             search_seconds=self.search_seconds,
+            clock=self.clock,
             reads=self._reads,
             explain=self._explain,
             check_placeholders=self.check_placeholders,

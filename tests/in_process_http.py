@@ -1,4 +1,4 @@
-"""``mcp_server.http_app`` served by uvicorn on a thread of the test's own process, on a free loopback
+"""``mcp_http.http_app`` served by uvicorn on a thread of the test's own process, on a free loopback
 port: the test reaches the workspace's store while a real MCP client talks to the server over HTTP."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ def serving(app: Any) -> Iterator[str]:
     """Serve the ASGI ``app``; yields the ``/mcp`` URL once it listens. Always stopped."""
     import uvicorn
 
-    from fs_tools import mcp_server
+    from fs_tools.mcp import http as mcp_http
 
-    sock = mcp_server.listen("127.0.0.1", 0)
+    sock = mcp_http.listen("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     started = threading.Event()
     server_startup = server.startup
@@ -33,7 +33,7 @@ def serving(app: Any) -> Iterator[str]:
     try:
         if not started.wait(WAIT):
             raise AssertionError("the in-process HTTP server did not start")
-        yield mcp_server.url_of("127.0.0.1", sock)
+        yield mcp_http.url_of("127.0.0.1", sock)
     finally:
         server.should_exit = True
         thread.join(WAIT)

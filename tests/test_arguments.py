@@ -696,7 +696,7 @@ READ_ONLY_TOOLS = ["read", "list", "glob", "grep", "read_many", "stat"]
 def test_a_read_only_workspace_lists_no_mutating_tool(root: Path) -> None:
     with Workspace(root, read_only=True) as ws:
         assert [s["name"] for s in ws.tool_schemas()] == READ_ONLY_TOOLS
-        tool_list = pytest.importorskip("fs_tools.mcp_server").tool_list
+        tool_list = pytest.importorskip("fs_tools.mcp.server").tool_list
 
         assert [t.name for t in tool_list(ws)] == READ_ONLY_TOOLS
 

@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 
 import fs_tools
-from fs_tools import Workspace, cli, mcp_json
-from fs_tools.mcp_json import call_result
+from fs_tools import Workspace, cli
+from fs_tools.mcp import shapes
+from fs_tools.mcp.shapes import call_result
 from fs_tools.stores.sqlite import SqliteStore
 from policy import Present
 
@@ -325,7 +326,7 @@ def test_schema_prints_each_format_from_the_adapters(root: Path) -> None:
 
     with Workspace(root) as ws:
         expected = {
-            "mcp": mcp_json.tool_definitions(ws),
+            "mcp": shapes.tool_definitions(ws),
             "openai": openai.tool_definitions(ws),
             "anthropic": anthropic.tool_definitions(ws),
             "gemini": gemini.tool_definitions(ws),
@@ -403,8 +404,8 @@ def test_the_help_names_every_variable() -> None:
 
 
 def test_the_token_variable_is_the_servers() -> None:
-    mcp_server = pytest.importorskip("fs_tools.mcp_server")
-    assert cli.TOKEN_ENV == mcp_server.TOKEN_ENV
+    mcp_http = pytest.importorskip("fs_tools.mcp.http")
+    assert cli.TOKEN_ENV == mcp_http.TOKEN_ENV
 
 
 # --- --log-level on every subcommand -------------------------------------------------------------------------
@@ -475,7 +476,7 @@ def _loaded_by(code: str) -> set[str]:
 def test_the_workspace_imports_neither_the_mcp_sdk_nor_sqlite_until_used() -> None:
     loaded = _loaded_by("from fs_tools import Workspace; Workspace")
     assert "fs_tools.workspace" in loaded
-    assert not loaded & {"mcp", "mcp_types", "sqlite3", "fs_tools.cli", "fs_tools.mcp_server"}
+    assert not loaded & {"mcp", "mcp_types", "sqlite3", "fs_tools.cli", "fs_tools.mcp.server"}
 
 
 def test_the_workspace_imports_neither_asyncio_nor_watchdog_until_used() -> None:

@@ -11,14 +11,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import fs_tools.tools.grep as grep_module
 from fs_tools import Session, Workspace
 from fs_tools.result import ToolResult
 
@@ -649,12 +647,11 @@ class _TickingClock:
         return self.now
 
 
-def test_grep_timeout_message_carries_the_matches_found_so_far(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_grep_timeout_message_carries_the_matches_found_so_far(root: Path) -> None:
     for n in range(300):
         _write(root, f"f{n:03}.txt", f"needle {n}\n")
     clock = _TickingClock()
-    monkeypatch.setattr(grep_module, "time", types.SimpleNamespace(monotonic=clock.monotonic))
-    with Workspace(root, search_seconds=30) as workspace:
+    with Workspace(root, search_seconds=30, clock=clock.monotonic) as workspace:
         result = workspace.session("budget").call("grep", {"pattern": "needle"})
     text = _error(result, "TOOL_TIMEOUT")
     searched = int(re.search(r"after searching (\d+) file\(s\)", text).group(1))  # type: ignore[union-attr]

@@ -10,10 +10,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from fs_tools import ToolResult, Workspace
-from fs_tools.provider import FileProvider, Primitives, files
+from fs_tools.provider import FileProvider, Primitives
 
 
 def _temps(root: Path) -> list[Path]:
@@ -107,17 +105,15 @@ def test_writers_racing_one_file_lose_no_update_and_leave_no_temp(tmp_path: Path
     assert _temps(tmp_path) == []
 
 
-def test_a_new_file_whose_early_temp_fails_leaves_no_directory_it_made(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_new_file_whose_early_temp_fails_leaves_no_directory_it_made(tmp_path: Path) -> None:
     """Without staging (the portable primitives), missing parents are made before the temp is written:
     a temp that cannot be written (no space) must not leave them behind."""
 
-    def no_space(fd: int, data: bytes) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
+    class Full(Primitives):
+        def write_all(self, fd: int, data: bytes) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(files, "_write_all", no_space)
-    with Workspace(FileProvider([tmp_path], primitives=Primitives.portable())) as ws:
+    with Workspace(FileProvider([tmp_path], primitives=Full(False, None))) as ws:
         result = ws.session("s").call("write", {"file_path": "new/dir/a.txt", "content": "x\n"})
     assert result.error is not None and result.error.code == "FS_NO_SPACE", result.text
     assert list(tmp_path.iterdir()) == []

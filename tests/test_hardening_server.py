@@ -35,7 +35,10 @@ from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.message import SessionMessage  # noqa: E402
 
-from fs_tools import Workspace, cli, mcp_server  # noqa: E402
+from fs_tools import Workspace, cli  # noqa: E402
+from fs_tools.mcp import http as mcp_http  # noqa: E402
+from fs_tools.mcp import server as mcp_server  # noqa: E402
+from fs_tools.mcp import wire as mcp_wire  # noqa: E402
 from fs_tools.stores.sqlite import SqliteStore  # noqa: E402
 from policy import Present  # noqa: E402
 
@@ -204,7 +207,7 @@ def test_stdio_to_a_terminal_answers_them_too(root: Path) -> None:
     ],
 )
 def test_a_line_with_no_readable_id_is_answered_with_a_null_id(line: str, code: int) -> None:
-    reply = mcp_server.inbound_message(line)
+    reply = mcp_wire.inbound_message(line)
     assert reply is not None and not isinstance(reply, SessionMessage)
     assert reply.id is None and reply.error.code == code
 
@@ -218,11 +221,11 @@ def test_a_line_with_no_readable_id_is_answered_with_a_null_id(line: str, code: 
     ],
 )
 def test_blank_lines_notifications_and_responses_are_never_answered(line: str) -> None:
-    assert mcp_server.inbound_message(line) is None  # JSON-RPC has no way to answer them
+    assert mcp_wire.inbound_message(line) is None  # JSON-RPC has no way to answer them
 
 
 def test_a_repaired_call_keeps_its_id_and_name_and_defers_the_arguments_to_the_library() -> None:
-    message = mcp_server.inbound_message(_call_line(7, "grep", '{"pattern": "\\ud800", "n": ' + "5" * 5000 + "}"))
+    message = mcp_wire.inbound_message(_call_line(7, "grep", '{"pattern": "\\ud800", "n": ' + "5" * 5000 + "}"))
     assert isinstance(message, SessionMessage)
     request = message.message
     assert request.id == 7 and request.params is not None and request.params["name"] == "grep"  # type: ignore[union-attr]
@@ -234,7 +237,7 @@ def test_a_reply_holding_a_lone_surrogate_is_still_written_as_json() -> None:
     import mcp_types as types
 
     reply = types.JSONRPCResponse(jsonrpc="2.0", id=9, result={"content": [{"type": "text", "text": "a\ud800b"}]})
-    assert json.loads(mcp_server.wire_text(reply))["result"]["content"][0]["text"] == "a\ud800b"
+    assert json.loads(mcp_wire.wire_text(reply))["result"]["content"][0]["text"] == "a\ud800b"
 
 
 def test_a_client_that_stops_reading_ends_the_server_quietly(root: Path) -> None:
@@ -426,7 +429,7 @@ def test_http_on_loopback_without_a_token_makes_one_only_the_user_can_read(root:
         assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.getuid()
         assert stat.S_IMODE((state / "fs-tools").stat().st_mode) == 0o700
         token = made.read_text()
-        assert len(token) >= 43 and mcp_server.check_token(token) is None  # 32 random bytes, URL-safe
+        assert len(token) >= 43 and mcp_http.check_token(token) is None  # 32 random bytes, URL-safe
         assert list((state / "fs-tools").iterdir()) == [made]  # no temp left beside it
         refused = _http_post(url, INITIALIZE)
         assert refused.status_code == 401 and "TOP-SECRET" not in refused.text
@@ -522,8 +525,8 @@ def test_the_made_token_is_said_on_stderr(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_loopback_means_this_machine_only() -> None:
-    assert all(map(mcp_server.is_loopback, ["127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "LOCALHOST"]))
-    assert not any(map(mcp_server.is_loopback, ["0.0.0.0", "::", "", "192.168.1.2", "example.com", "localhost.evil"]))
+    assert all(map(mcp_http.is_loopback, ["127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "LOCALHOST"]))
+    assert not any(map(mcp_http.is_loopback, ["0.0.0.0", "::", "", "192.168.1.2", "example.com", "localhost.evil"]))
 
 
 # --- item 5, over stdio: a write waiting for a lock leaves the server answering -----------------------------
@@ -778,7 +781,7 @@ def test_an_ended_http_session_takes_its_observations_with_it(root: Path, tmp_pa
     (root / "a.txt").write_text("one\n")
     audit = tmp_path / "audit.jsonl"
     log = mcp_server.AuditLog(audit)
-    with Workspace(root) as ws, serving(mcp_server.http_app(ws, host="127.0.0.1", audit=log)) as url:
+    with Workspace(root) as ws, serving(mcp_http.http_app(ws, host="127.0.0.1", audit=log)) as url:
 
         async def read_then_leave() -> tuple[str, dict[str, Any]]:
             async with Client(url) as client:  # leaving it sends DELETE, as the SDK's client does
@@ -849,7 +852,7 @@ def test_an_idle_or_crashed_http_session_is_forgotten_once() -> None:
             await send({"type": "http.response.start", "status": 200 if given in known else 404, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
-    app = mcp_server.EndedSessions(sdk, path="/mcp", idle_seconds=100, ended=ended.append, clock=clock)
+    app = mcp_http.EndedSessions(sdk, path="/mcp", idle_seconds=100, ended=ended.append, clock=clock)
 
     async def request(session: str | None = None, method: str = "POST") -> None:
         headers = [(b"mcp-session-id", session.encode())] if session else []

@@ -158,13 +158,13 @@ def image_result(root: Path, session: Session) -> ToolResult:
 
 
 def test_the_mcp_result_carries_image_content(image_result: ToolResult) -> None:
-    from fs_tools.mcp_json import call_result
+    from fs_tools.mcp.shapes import call_result
 
     content = call_result(image_result)["content"]
     assert [part["type"] for part in content] == ["text", "image"]
     assert content[1]["mimeType"] == "image/png" and base64.b64decode(content[1]["data"]) == image_result.media[0].data
     pytest.importorskip("mcp")
-    from fs_tools.mcp_server import to_call_result
+    from fs_tools.mcp.server import to_call_result
 
     assert to_call_result(image_result).content[1].type == "image"
 

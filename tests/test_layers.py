@@ -42,13 +42,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("fs_tools.hooks",),
     (
         "fs_tools.adapters",
-        "fs_tools.mcp_json",
+        "fs_tools.mcp.shapes",
         "fs_tools.demo",
         "fs_tools.testing",
         "fs_tools.reference",
         "fs_tools",  # the package's face: lazy re-exports of the workspace and the vocabulary
     ),
-    ("fs_tools.mcp_server", "fs_tools.replicas", "fs_tools.adapters.claude_agent_sdk"),
+    ("fs_tools.mcp", "fs_tools.adapters.claude_agent_sdk"),
     ("fs_tools.cli", "fs_tools.__main__"),
 ]
 # Imports of the provider's inner modules from outside it, each with why it is allowed.

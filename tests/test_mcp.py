@@ -22,7 +22,7 @@ mcp = pytest.importorskip("mcp")
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
 from fs_tools import Workspace  # noqa: E402
-from fs_tools.mcp_server import build_server, stdio_sessions  # noqa: E402
+from fs_tools.mcp.server import build_server, stdio_sessions  # noqa: E402
 
 Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
 APP = "def greet(name):\n    return 'hi ' + name\n"
@@ -527,7 +527,7 @@ def test_the_pipes_get_their_blocking_mode_back(root: Path, tmp_path: Path) -> N
 
 def test_an_over_long_line_is_dropped_whole() -> None:
     """The tail of a line over the limit is never read as a message of its own."""
-    from fs_tools.mcp_server import _LineReader
+    from fs_tools.mcp.stdio import _LineReader
 
     async def run() -> list[str]:
         reader = asyncio.StreamReader(limit=64)
@@ -600,7 +600,7 @@ def test_call_json_prints_what_the_server_returns_for_the_same_calls(root: Path,
 def test_over_stdio_a_read_of_an_image_pdf_or_notebook_leaves_the_event_loop(root: Path) -> None:
     """Small reads run on the event loop (a thread hand-off is a quarter of their cost); a read that
     decodes an image, starts the PDF reader or parses a notebook runs in a worker thread."""
-    from fs_tools.mcp_server import stdio_inline_tools
+    from fs_tools.mcp.server import stdio_inline_tools
 
     for name in ("app.py", "shot.png", "paper.pdf", "analysis.ipynb"):
         (root / name).write_text(APP)

@@ -116,7 +116,12 @@ def test_a_plain_pattern_found_in_the_bytes_gives_the_regex_rows(
     data = b"".join(piece.encode("utf-8") + extra for piece, extra in zip(pieces, [*junk, *[b""] * 16], strict=False))
     query = GrepQuery(literal, max_rows=rows)
     assert _plain_literal(query) == literal.encode("utf-8")
-    common = {"matcher": _matcher(literal, False), "deadline": time.monotonic() + 60, "max_bytes": 1 << 20}
+    common = {
+        "matcher": _matcher(literal, False),
+        "deadline": time.monotonic() + 60,
+        "clock": time.monotonic,
+        "max_bytes": 1 << 20,
+    }
     by_bytes = _FileSearch(query, prefilter=None, literal=literal.encode("utf-8"), **common)  # type: ignore[arg-type]
     by_regex = _FileSearch(query, prefilter=None, literal=None, **common)  # type: ignore[arg-type]
     assert by_bytes("f.txt", (data, len(data))) == by_regex("f.txt", (data, len(data)))

@@ -564,7 +564,8 @@ def test_a_replica_session_crowded_out_takes_its_observations_with_it(
     reached, answers 404 from then on, and its observations are forgotten before the new session's
     client hears it is open; a DELETE forgets them as well."""
     mcp = pytest.importorskip("mcp")
-    from fs_tools import mcp_server
+    from fs_tools.mcp import http as mcp_http
+    from fs_tools.mcp import server as mcp_server
     from tests.in_process_http import serving
 
     (root / "a.txt").write_text("one\n")
@@ -577,7 +578,7 @@ def test_a_replica_session_crowded_out_takes_its_observations_with_it(
 
     with (
         Workspace(root, store=RedisStore(redis_url, max_mcp_sessions=2)) as ws,
-        serving(mcp_server.http_app(ws, host="127.0.0.1", audit=log)) as url,
+        serving(mcp_http.http_app(ws, host="127.0.0.1", audit=log)) as url,
     ):
 
         async def run() -> None:

@@ -74,7 +74,7 @@ class ClaudeAgentTools:
     def mcp_servers(self) -> dict[str, Any]:
         """``ClaudeAgentOptions(mcp_servers=...)``: fs-tools' MCP server, in process. Its results carry no
         ``structuredContent``: Claude Code would show the model only that, never a read's lines."""
-        from fs_tools.mcp_server import build_server
+        from fs_tools.mcp.server import build_server
 
         server = build_server(self.workspace, lambda ctx: self._session, structured=False)
         return {self.name: {"type": "sdk", "name": self.name, "instance": server}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fs_tools.patterns.glob import GlobPattern, compile_glob
@@ -20,13 +21,15 @@ class IgnoreRule:
     directories_only: bool  # a trailing '/'
 
 
-def ignore_rules(text: str, deadline: float = math.inf) -> list[IgnoreRule]:
+def ignore_rules(
+    text: str, deadline: float = math.inf, clock: Callable[[], float] = time.monotonic
+) -> list[IgnoreRule]:
     """The rules of one .gitignore, in order. A line git cannot use ('!', a lone trailing '\\') or that
     passes a pattern limit matches nothing, as git skips what it cannot parse; the other lines still
-    apply. TimeoutError once ``deadline`` (a ``time.monotonic`` value) has passed."""
+    apply. TimeoutError once ``deadline`` (a ``clock()`` value) has passed."""
     rules = []
     for index, line in enumerate(text.removeprefix("\ufeff").split("\n")):  # git splits at LF only
-        if index % 256 == 255 and time.monotonic() > deadline:
+        if index % 256 == 255 and clock() > deadline:
             raise TimeoutError("the time budget ran out while reading a .gitignore")
         rule = ignore_rule(line.removesuffix("\r"))
         if rule is not None:
@@ -88,6 +91,7 @@ class IgnoreRules:
     enabled: bool
     start: tuple[str, ...] = ()  # the walk's start, relative to its root
     deadline: float = math.inf  # reading rules stops here (TimeoutError)
+    clock: Callable[[], float] = time.monotonic  # what the deadline is measured on
     _files: dict[tuple[str, ...], list[IgnoreRule]] = field(default_factory=dict)
     _start_ignored: bool | None = None  # worked out once the rules above the start are read
     _parent: tuple[str, ...] | None = None  # the directory whose applicable files are cached
@@ -101,7 +105,7 @@ class IgnoreRules:
         data = read(".gitignore", 1 << 20)
         if data is None:
             return
-        rules = ignore_rules(data.decode("utf-8", "replace"), self.deadline)
+        rules = ignore_rules(data.decode("utf-8", "replace"), self.deadline, self.clock)
         if rules:
             self._files[directory] = rules
             self._parent = None
@@ -121,7 +125,7 @@ class IgnoreRules:
         for depth, rules in self._files_above(parts[:-1]):  # deepest first: it has the last word
             rest = parts[depth:]
             for index, rule in enumerate(reversed(rules)):
-                if index % 64 == 63 and time.monotonic() > self.deadline:
+                if index % 64 == 63 and self.clock() > self.deadline:
                     raise TimeoutError("the time budget ran out while applying .gitignore rules")
                 if (directory or not rule.directories_only) and rule.pattern.matches(rest):
                     return not rule.negated

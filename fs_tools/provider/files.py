@@ -324,7 +324,7 @@ class FileProvider:
             self._sweeper.sweep(dir_fd)
         fd, name = create_temp(dir_fd, 0o600 if keep is not None else 0o666)
         try:
-            _write_all(fd, data)
+            self._primitives.write_all(fd, data)
             if keep is not None:
                 mode, uid, gid = keep
                 if os.geteuid() == 0:
@@ -1491,12 +1491,3 @@ def _sync_created_directories(target: Resolved) -> None:
 def vanished(display: str) -> StaleVersion:
     """The condition "the observed file is gone"."""
     return StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:  # pragma: no cover - os.write raises rather than returning 0 on regular files
-            raise OSError(errno.EIO, "write returned no progress")
-        view = view[written:]

@@ -62,8 +62,9 @@ def _load_native() -> NativeRename | None:
 
 @dataclass(frozen=True)
 class Primitives:
-    """How one provider opens regular files and publishes names: ``Primitives.native()`` (the default:
-    what this kernel offers) or ``Primitives.portable()`` (the fallbacks only)."""
+    """How one provider opens regular files, writes and publishes names: ``Primitives.native()`` (the
+    default: what this kernel offers) or ``Primitives.portable()`` (the fallbacks only). A subclass is the
+    seam for injecting a fault the kernel would give (``fs_tools.reference`` shows EACCES and ENOSPC so)."""
 
     reopen_through_proc: bool  # O_PATH + /proc/self/fd
     native_rename: NativeRename | None  # renameat2 / renameatx_np
@@ -104,6 +105,17 @@ class Primitives:
             os.close(fd)
             raise
         return fd, st
+
+    # --- writing ----------------------------------------------------------------------------------
+
+    def write_all(self, fd: int, data: bytes) -> None:
+        """Write every byte of ``data`` to ``fd`` (a new temp file), however many calls it takes."""
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:  # pragma: no cover - os.write raises rather than returning 0 on regular files
+                raise OSError(errno.EIO, "write returned no progress")
+            view = view[written:]
 
     # --- publishing -------------------------------------------------------------------------------
 

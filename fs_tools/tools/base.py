@@ -3,6 +3,7 @@ preconditions, and a body that calls the policy and the provider and renders tex
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
@@ -47,6 +48,7 @@ class ToolContext:
     protected: ProtectedPaths
     cancel: CancelToken | None = None
     search_seconds: float = 10.0
+    clock: Callable[[], float] = time.monotonic  # what time budgets are measured on (a simulation's own)
     reads: ReadWindows | None = None  # the session's last read windows, for brief re-reads (None: off)
     explain: Callable[[HarnessError], str] | None = None  # the boundary's words for an error shown inline
     check_placeholders: bool = True  # refuse omission placeholders written over code (SPEC §15)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,17 +49,17 @@ def run_glob(ctx: ToolContext, args: GlobArgs) -> ToolOutput:
 
 def find_files(ctx: ToolContext, args: GlobArgs, deadline: float | None = None) -> tuple[list[str], bool]:
     """The paths of the files ``args`` matches (at most ``MAX_MATCHES``), and whether there were more.
-    ``deadline`` (a ``time.monotonic()`` value) is the call's, when it globs more than once; by default
+    ``deadline`` (a ``ctx.clock()`` value) is the call's, when it globs more than once; by default
     ``search_seconds`` from now."""
     pattern = compile_glob(args.pattern)  # once per call; validation has refused what it cannot compile
     if deadline is None:
-        deadline = time.monotonic() + ctx.search_seconds
+        deadline = ctx.clock() + ctx.search_seconds
     found: list[str] = []
     truncated = False
     with ctx.provider.walk(args.path, descend=_descend, sizes=False) as walked:
         for entry in walked.entries:
             ctx.check_cancelled("glob")
-            if time.monotonic() > deadline:
+            if ctx.clock() > deadline:
                 raise ToolTimeout(_timeout_message(ctx, args, found), details={"matches": len(found)})
             if entry.kind != FILE or not pattern.matches(entry.parts):
                 continue

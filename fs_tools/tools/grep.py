@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -163,6 +162,7 @@ class _FileSearch:
     query: GrepQuery
     matcher: Callable[[str, float], Iterator[Any]]  # (text, seconds left) -> matches
     deadline: float
+    clock: Callable[[], float]  # what the deadline is measured on
     max_bytes: int
     prefilter: Prefilter | None  # False for a file's bytes that cannot hold a match: not decoded
     # The pattern's UTF-8 bytes when it is plain text matched line by line: found in the raw bytes,
@@ -208,7 +208,7 @@ class _FileSearch:
         rows: list[str] = []
         line_no, cursor, last_line = 1, 0, 0
         found = False
-        for match in self.matcher(text, self.deadline - time.monotonic()):
+        for match in self.matcher(text, self.deadline - self.clock()):
             start = match.start()
             if start == len(text) and text.endswith("\n"):
                 break  # an empty match after the final line ending is not a line of the file
@@ -242,7 +242,7 @@ class _FileSearch:
         query = self.query
         starts = [0]  # offset of each line, found only for a file with a match
         hits: list[int] = []  # 0-based matching lines, in order, once each
-        for match in self.matcher(text, self.deadline - time.monotonic()):
+        for match in self.matcher(text, self.deadline - self.clock()):
             start, end = match.start(), match.end()
             if start == len(text) and text.endswith("\n"):
                 break
@@ -360,13 +360,14 @@ def search_files(ctx: ToolContext, query: GrepQuery) -> _Search:
     one_file = _FileSearch(
         query,
         matcher=_matcher(query.pattern, query.case_insensitive, query.multiline),
-        deadline=time.monotonic() + ctx.search_seconds,
+        deadline=ctx.clock() + ctx.search_seconds,
+        clock=ctx.clock,
         max_bytes=ctx.provider.max_file_bytes,
         prefilter=prefilter(query.pattern, query.case_insensitive),
         literal=_plain_literal(query),
     )
     search = _Search(query)
-    ignores = IgnoreRules(enabled=not query.include_ignored, deadline=one_file.deadline)
+    ignores = IgnoreRules(enabled=not query.include_ignored, deadline=one_file.deadline, clock=ctx.clock)
 
     def descend(entry: Entry) -> bool:
         return entry.name not in VCS_DIRECTORIES and not ignores.ignored(entry)
@@ -427,7 +428,7 @@ def _search_tree(
 ) -> None:
     read_entry, limit, start = ctx.provider.read_entry, one_file.max_bytes, found.start
     for entry in found.entries:
-        if time.monotonic() > one_file.deadline:
+        if ctx.clock() > one_file.deadline:
             raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)})
         if ignores.ignored(entry):
             search.skipped_ignored += 1

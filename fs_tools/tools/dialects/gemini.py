@@ -10,7 +10,6 @@ under ``File: path`` as ``L12: text``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -244,7 +243,7 @@ class ReadManyFilesArgs(ToolArgs):
 
 
 def _run_read_many_files(ctx: ToolContext, args: ReadManyFilesArgs) -> ToolOutput:
-    deadline = time.monotonic() + ctx.search_seconds  # one budget for the call, not one per glob
+    deadline = ctx.clock() + ctx.search_seconds  # one budget for the call, not one per glob
     paths: list[str] = []
     for index, item in enumerate(args.include):
         if _GLOB_CHARACTERS & set(item):

@@ -5,7 +5,7 @@ a session id another replica issued. With a shared store the replicas instead se
 statelessly (the SDK's own stateless mode) and keep the session ids in the store: this middleware
 issues an id when a client initializes, records it, and lets a request with an id through on whichever
 replica it lands when the store knows the id (404 otherwise, as the protocol says). fs-tools' sessions
-follow the id (``mcp_server.http_sessions``), and their observations live in the shared store, so a
+follow the id (``server.http_sessions``), and their observations live in the shared store, so a
 session's gates hold whichever replica serves a call.
 
 What a stateless replica cannot do: send the client a request of its own between calls (fs-tools sends
@@ -32,7 +32,7 @@ import anyio.to_thread
 
 from fs_tools.errors import StoreUnavailable
 
-log = logging.getLogger("fs_tools.replicas")
+log = logging.getLogger("fs_tools.mcp.replicas")
 
 SESSION_HEADER = b"mcp-session-id"
 MAX_OPENING_BYTES = 1 << 20  # an initialize request is a few hundred bytes

@@ -1,0 +1,172 @@
+"""The MCP server: every tool of a workspace over the official SDK's *low-level* server.
+
+The SDK's high-level server coerces ``"3"`` to 3, drops unknown keys and answers with pydantic's own
+text; the low-level one hands us the arguments exactly as the client sent them, so our schemas, our
+validation and our results are what a client sees. A tool call never becomes a JSON-RPC error: any
+failure, even an unexpected one, is a result with ``isError: true``.
+
+Sessions: one stdio connection is one session. Over HTTP a client's session is its ``mcp-session-id``
+(the server speaks only the handshake protocol versions, which have sessions), or the value of an
+``fs-tools-session`` header when the client sends one to keep its observations across reconnects.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+
+from fs_tools import __version__
+from fs_tools.boundary import internal
+from fs_tools.mcp import shapes
+from fs_tools.mcp.wire import ArgumentsText
+from fs_tools.result import ToolResult
+from fs_tools.tools import CORE_TOOLS
+from fs_tools.workspace import Workspace
+
+log = logging.getLogger("fs_tools.mcp")
+
+SESSION_HEADER = "fs-tools-session"
+SessionOf = Callable[[ServerRequestContext[Any, Any]], str]
+
+
+def stdio_sessions() -> SessionOf:
+    """One process serves one stdio connection: one session key for all its calls."""
+    key = f"stdio-{uuid.uuid4().hex[:12]}"
+    return lambda ctx: key
+
+
+def http_sessions(ctx: ServerRequestContext[Any, Any]) -> str:
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is not None:
+        chosen = headers.get(SESSION_HEADER)
+        if chosen:
+            return f"http-header-{chosen}"
+        sid = headers.get("mcp-session-id")
+        if sid:
+            return f"http-{sid}"
+    return f"http-anonymous-{uuid.uuid4().hex}"  # no identity: observations cannot carry over
+
+
+class AuditLog:
+    """One JSON line per call: time, session, tool, arguments, code (null on success), duration."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._file: TextIO = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the server
+
+    def record(self, session: str, tool: str, arguments: object, result: ToolResult, seconds: float) -> None:
+        entry = {
+            "ts": round(time.time(), 3),
+            "session": session,
+            "tool": tool,
+            "arguments": arguments,
+            "code": result.error.code if result.error else None,
+            "duration_ms": round(seconds * 1000, 3),
+        }
+        self._file.write(json.dumps(entry, ensure_ascii=False, default=repr) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def tool_list(workspace: Workspace) -> list[types.Tool]:
+    return [types.Tool.model_validate(definition) for definition in shapes.tool_definitions(workspace)]
+
+
+def to_call_result(result: ToolResult, *, structured: bool = True) -> types.CallToolResult:
+    """The SDK's form of ``shapes.call_result``, which ``fs-tools call --json`` prints; without
+    ``structuredContent`` when not ``structured``."""
+    shaped = shapes.call_result(result)
+    if not structured:
+        del shaped["structuredContent"]
+    return types.CallToolResult.model_validate(shaped)
+
+
+def stdio_inline_tools(workspace: Workspace) -> frozenset[str]:
+    """The tools run on the event loop itself over stdio (one client): the read-only file tools.
+
+    A hand-off to a worker thread and back costs ~150 µs, a quarter of a small read. A mutating tool
+    may wait for a directory lock another process holds, and the discovery tools walk trees for up to
+    their time budget: both run in a worker thread, so the server keeps answering meanwhile and a
+    cancellation reaches them."""
+    inline = {core.run for core in CORE_TOOLS if core.read_only}  # by body: a published name may be prefixed
+    return frozenset(name for name, tool in workspace.tools.items() if tool.run in inline)
+
+
+# Files whose read decodes an image, starts the PDF reader or parses a notebook: 0.1 s to seconds, run in a
+# worker thread even where reads run inline, so the server keeps answering (and a cancellation reaches the
+# read). Told by name, for scheduling only: what a read shows is decided by the file's content.
+_HEAVY_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf", ".ipynb")
+
+
+def heavy_read(raw: object) -> bool:
+    """Whether a read's arguments (a mapping, or its JSON text) name a file whose read is slow to run."""
+    if isinstance(raw, str):
+        lowered = raw.lower()
+        return any(f'{suffix}"' in lowered for suffix in _HEAVY_SUFFIXES) or '"pages"' in lowered
+    if not isinstance(raw, dict):
+        return False
+    names = [value for value in raw.values() if isinstance(value, str)]
+    names += [item for value in raw.values() if isinstance(value, list) for item in value if isinstance(item, str)]
+    return "pages" in raw or any(name.lower().endswith(_HEAVY_SUFFIXES) for name in names)
+
+
+def build_server(
+    workspace: Workspace,
+    session_of: SessionOf,
+    *,
+    audit: AuditLog | None = None,
+    inline: frozenset[str] = frozenset(),
+    structured: bool = True,
+) -> Server[Any]:
+    """``inline`` names the tools run on the event loop instead of a worker thread; ``structured=False``
+    leaves ``structuredContent`` out of results, for a client that would show the model only that (the
+    Claude Agent SDK's in-process servers: a read's lines would never reach the model)."""
+    tools = tool_list(workspace)
+    schemas = {tool.name: tool.input_schema for tool in tools}
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        started = time.perf_counter()
+        raw = (ctx.params or {}).get("arguments") if isinstance(ctx.params, dict) else params.arguments
+        if isinstance(raw, ArgumentsText):
+            raw = raw.text  # the library parses (and reports on) them as it would any JSON text
+        session = "?"
+        try:
+            session = session_of(ctx)
+            if params.name in inline and not heavy_read(raw):
+                result = workspace.session(session).call(params.name, raw)
+            else:
+                result = await workspace.session(session).acall(params.name, raw)
+        except Exception as exc:  # never a JSON-RPC error for a tool call
+            result = ToolResult.failure(internal(exc, params.name))
+        if audit is not None:
+            audit.record(session, params.name, raw, result, time.perf_counter() - started)
+        return to_call_result(result, structured=structured)
+
+    return Server(
+        "fs-tools",
+        version=__version__,
+        instructions=(
+            "Filesystem tools confined to the workspace roots. Read a file before you write over it or "
+            "edit it; if a call says the file changed, read it again and retry."
+        ),
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        get_tool_input_schema=lambda name: schemas.get(name),
+    )

@@ -1,8 +1,10 @@
 """The whole error vocabulary of fs-tools, readable top to bottom as a tree.
 
 Every structured failure carries a stable ``code`` (public API: adding one is a minor change, renaming
-one is breaking) and ``name`` (the class name). Lower layers state conditions; the model-facing boundary
-(``fs_tools.boundary``) appends the one correct recovery and renders ``details`` into prose.
+one is breaking) and ``name`` (the name of the class that carries the code). A condition more specific
+than its code (``IntoItself`` is an ``IoError``) is a subclass without a code of its own: it keeps its
+parent's code and name, and the boundary finds its remedy by class, most specific first. Lower layers
+state conditions; the model-facing boundary (``fs_tools.boundary``) appends the one correct recovery.
 
     HarnessError
     ├── ToolError                       (the tool runtime)
@@ -17,14 +19,26 @@ one is breaking) and ``name`` (the class name). Lower layers state conditions; t
     │   └── HistoryTrimmed              HISTORY_TRIMMED
     └── FsError                         (the provider and the gates)
         ├── NotFound                    FS_NOT_FOUND
+        │   ├── MissingPath
+        │   │   └── MissingParent
+        │   └── OffsetPastEnd
         ├── NotDirectory                FS_NOT_DIRECTORY
         ├── NotRegularFile              FS_NOT_REGULAR_FILE
+        │   └── DestinationNotFile
         ├── NotText                     FS_NOT_TEXT
         ├── TooLarge                    FS_TOO_LARGE
         ├── PermissionDenied            FS_PERMISSION_DENIED
         ├── SandboxDenied               FS_SANDBOX_DENIED
+        │   ├── OutsideRoots
+        │   │   └── SymlinkOutside
+        │   └── ReservedName
         ├── NoSpace                     FS_NO_SPACE
         ├── IoError                     FS_IO_ERROR
+        │   ├── Raced
+        │   ├── Unstable
+        │   ├── SamePath
+        │   ├── IntoItself
+        │   └── ReaderFault
         ├── NotObserved                 FS_NOT_OBSERVED
         ├── StaleVersion                FS_STALE_VERSION
         ├── EditNotFound                FS_EDIT_NOT_FOUND
@@ -33,6 +47,7 @@ one is breaking) and ``name`` (the class name). Lower layers state conditions; t
         ├── Aborted                     FS_ABORTED
         ├── NotEmpty                    FS_NOT_EMPTY
         ├── AlreadyExists               FS_ALREADY_EXISTS
+        │   └── NeverReplaced
         ├── OmissionPlaceholder         FS_OMISSION_PLACEHOLDER
         └── IntroducedSyntaxError       FS_SYNTAX_ERROR
 """
@@ -75,10 +90,21 @@ class HarnessError(Exception):
 
     @property
     def info(self) -> ErrorInfo:
-        return ErrorInfo(name=type(self).__name__, code=self.code, message=self.message)
+        return ErrorInfo(name=coded_class(type(self)).__name__, code=self.code, message=self.message)
 
     def __str__(self) -> str:
         return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with its facts as they are (a condition's constructor may take them as keywords)."""
+        return (_rebuilt, (type(self), self.args, dict(vars(self))))
+
+
+def _rebuilt(cls: type[HarnessError], args: tuple[Any, ...], facts: dict[str, Any]) -> HarnessError:
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(facts)
+    return error
 
 
 # --- the tool runtime ---------------------------------------------------------------------------
@@ -162,6 +188,23 @@ class NotFound(FsError):
     default_code = "FS_NOT_FOUND"
 
 
+class MissingPath(NotFound):
+    """Nothing is at the path (the session may have found it absent, or moved or deleted it)."""
+
+
+class MissingParent(MissingPath):
+    """A directory on the path does not exist."""
+
+
+class OffsetPastEnd(NotFound):
+    """An ``offset`` past the last line of the file (or the last cell of a notebook)."""
+
+    def __init__(self, message: str, *, offset: int, total_lines: int) -> None:
+        super().__init__(message, details={"offset": offset, "total_lines": total_lines})
+        self.offset = offset
+        self.total_lines = total_lines
+
+
 class NotDirectory(FsError):
     """A path component that must be a directory is not one."""
 
@@ -172,6 +215,10 @@ class NotRegularFile(FsError):
     """The target is a directory, FIFO, socket or device."""
 
     default_code = "FS_NOT_REGULAR_FILE"
+
+
+class DestinationNotFile(NotRegularFile):
+    """A move's destination is an existing directory, FIFO, socket or device, which a move never replaces."""
 
 
 class NotText(FsError):
@@ -198,6 +245,18 @@ class SandboxDenied(FsError):
     default_code = "FS_SANDBOX_DENIED"
 
 
+class OutsideRoots(SandboxDenied):
+    """The path names a place outside every root (``..`` past the root, or an absolute path elsewhere)."""
+
+
+class SymlinkOutside(OutsideRoots):
+    """A symlink on the path leads outside every root."""
+
+
+class ReservedName(SandboxDenied):
+    """The path uses a name reserved for fs-tools' own temp files."""
+
+
 class NoSpace(FsError):
     """The device is full, a quota is reached, or the file is too big for it; the original is intact."""
 
@@ -208,6 +267,26 @@ class IoError(FsError):
     """Any other operating-system failure."""
 
     default_code = "FS_IO_ERROR"
+
+
+class Raced(IoError):
+    """The path changed under the call while it was being resolved or created; a retry sees it settled."""
+
+
+class Unstable(IoError):
+    """The file kept changing while it was being read."""
+
+
+class SamePath(IoError):
+    """A move's source and destination are the same file."""
+
+
+class IntoItself(IoError):
+    """A directory cannot be moved into itself."""
+
+
+class ReaderFault(IoError):
+    """fs-tools' bounded reader of a file (an image, a PDF) failed: a fault in fs-tools, not in the call."""
 
 
 class NotObserved(FsError):
@@ -261,6 +340,10 @@ class AlreadyExists(FsError):
     default_code = "FS_ALREADY_EXISTS"
 
 
+class NeverReplaced(AlreadyExists):
+    """An existing file that a directory or a symlink would replace: never, ``overwrite`` or not."""
+
+
 class OmissionPlaceholder(FsError):
     """New text would replace existing code with a comment standing for code left out (``# ... rest of
     code unchanged``)."""
@@ -285,6 +368,15 @@ def _all_error_classes() -> list[type[HarnessError]]:
     return found
 
 
+def coded_class(cls: type[HarnessError]) -> type[HarnessError]:
+    """The class that carries ``cls``'s code: itself, or the nearest ancestor that declares one."""
+    return next(c for c in cls.__mro__ if "default_code" in vars(c))  # HarnessError declares one
+
+
 def error_codes() -> dict[str, type[HarnessError]]:
     """Every stable code and the class that carries it (for references and tests)."""
-    return {cls.default_code: cls for cls in _all_error_classes() if cls not in (HarnessError, ToolError, FsError)}
+    return {
+        cls.default_code: cls
+        for cls in _all_error_classes()
+        if cls not in (HarnessError, ToolError, FsError) and "default_code" in vars(cls)
+    }

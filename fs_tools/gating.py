@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from fs_tools.errors import (
     FsError,
-    NotFound,
+    MissingPath,
     NotObserved,
     NotRegularFile,
     SandboxDenied,
@@ -367,7 +367,7 @@ def _denial(decision: Deny, file: FileState) -> Exception:
     label = file.display
     if decision.refusal is Refusal.UNSEEN:
         if not file.exists:
-            return NotFound(f"{label!r} does not exist", details={"reason": "missing", "intent": "edit"})
+            return MissingPath(f"{label!r} does not exist", details={"intent": "edit"})
         # A file no read can observe must say why, or "read the file, then retry" would loop forever.
         if file.unreadable is not None:
             return file.unreadable
@@ -376,7 +376,7 @@ def _denial(decision: Deny, file: FileState) -> Exception:
         return StaleVersion(
             f"{label!r} did not exist when this session last read it, but it does now", details={"found": "exists"}
         )
-    return NotFound(
+    return MissingPath(
         f"{label!r} does not exist (this session found it absent, or moved or deleted it)",
-        details={"reason": "absent", "intent": "edit"},
+        details={"intent": "edit"},
     )

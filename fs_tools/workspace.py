@@ -26,6 +26,7 @@ from fs_tools.boundary import internal, remediate
 from fs_tools.errors import (
     HarnessError,
     InvalidToolOutput,
+    MissingPath,
     NotFound,
     ToolAbortedBeforeDispatch,
     UnknownTool,
@@ -462,7 +463,7 @@ class Workspace:
 
     def _with_suggestions(self, exc: NotFound, args: object) -> NotFound:
         """A missing path's error with the closest existing paths (``did_you_mean``) in its details."""
-        if exc.details.get("reason") not in ("missing", "parent", "absent") or "did_you_mean" in exc.details:
+        if not isinstance(exc, MissingPath) or "did_you_mean" in exc.details:
             return exc
         path = next(
             (getattr(args, name) for name in _PATH_ARGUMENTS if isinstance(getattr(args, name, None), str)), None

@@ -7,7 +7,6 @@ error is chained as ``__cause__``. Anything unexpected becomes ``INTERNAL_ERROR`
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -19,13 +18,16 @@ from fs_tools.errors import (
     AlreadyExists,
     AmbiguousEdit,
     Busy,
+    DestinationNotFile,
     EditNotFound,
     HarnessError,
     HistoryTrimmed,
     InternalError,
+    IntoItself,
     IntroducedSyntaxError,
     InvalidToolOutput,
     IoError,
+    NeverReplaced,
     NoSpace,
     NotDirectory,
     NotEmpty,
@@ -33,8 +35,14 @@ from fs_tools.errors import (
     NotObserved,
     NotRegularFile,
     NotText,
+    OffsetPastEnd,
     OmissionPlaceholder,
+    OutsideRoots,
     PermissionDenied,
+    Raced,
+    ReaderFault,
+    ReservedName,
+    SamePath,
     SandboxDenied,
     StaleVersion,
     StoreUnavailable,
@@ -44,6 +52,7 @@ from fs_tools.errors import (
     ToolArgsError,
     ToolTimeout,
     UnknownTool,
+    Unstable,
 )
 from fs_tools.terms import speaking, term
 
@@ -70,7 +79,8 @@ def remediate(exc: HarnessError, tools: Mapping[str, str] | Collection[str] = ()
         message = render(exc, exc.details, shown)
     if message == exc.message:
         return exc
-    out = copy.copy(exc)
+    out = type(exc).__new__(type(exc), message)  # its facts copied as they are: no constructor runs again
+    out.__dict__.update(vars(exc))
     out.message = message
     out.args = (message,)
     out.__cause__ = exc
@@ -179,9 +189,11 @@ def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mappin
     return message
 
 
+def _destination_not_file(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — give the full new path as {term('destination')} (e.g. 'dir/name'), or choose another"
+
+
 def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if details.get("reason") == "destination":  # a move's: the destination is the new path itself
-        return f"{exc.message} — give the full new path as {term('destination')} (e.g. 'dir/name'), or choose another"
     if details.get("kind") == "directory" and "list" in tools:
         return f"{exc.message} — use {tools['list']} to see its entries"
     return exc.message
@@ -199,12 +211,14 @@ def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
         return f"{exc.message} — did you mean {listed}?{create}"
     if details.get("intent") == "edit" and "write" in tools:
         return f"{exc.message} — to create it, use {tools['write']}"
-    if details.get("reason") == "offset":
-        total = int(details.get("total_lines", 0))
-        if total == 0:
-            return f"{exc.message} — the file is empty; read it without {term('offset')}"
-        return f"{exc.message} — give {term('offset')} a value between 1 and {total}"
     return exc.message
+
+
+def _offset_past_end(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    total = exc.total_lines if isinstance(exc, OffsetPastEnd) else 0
+    if total == 0:
+        return f"{exc.message} — the file is empty; read it without {term('offset')}"
+    return f"{exc.message} — give {term('offset')} a value between 1 and {total}"
 
 
 _NOT_TEXT_STEP = {
@@ -263,31 +277,39 @@ def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str
     )
 
 
-def _sandbox(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if details.get("reason") in ("escape", "outside", "symlink"):
-        return f'{exc.message} — use a path inside the workspace, relative to its root (like "src/app.py")'
-    if details.get("reason") == "reserved":
-        return f"{exc.message} — use another file name"
-    return exc.message
+def _outside(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f'{exc.message} — use a path inside the workspace, relative to its root (like "src/app.py")'
 
 
-def _io(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if details.get("reason") == "raced":
-        return f"{exc.message} — retry the call"
-    if details.get("reason") == "unstable":
-        return f"{exc.message} — something keeps writing to it; wait until it settles, then read it again"
-    if details.get("reason") == "same":
-        return f"{exc.message} — nothing to move; give a {term('destination')} that is another path"
-    if details.get("reason") == "into_itself":
-        return f"{exc.message} — choose a destination outside it"
-    if details.get("reason") == "reader":
-        return f"{exc.message} — a fault in fs-tools, not in the call: retry once, then report it to the host"
-    return exc.message
+def _reserved(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — use another file name"
+
+
+def _raced(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — retry the call"
+
+
+def _unstable(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — something keeps writing to it; wait until it settles, then read it again"
+
+
+def _same_path(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — nothing to move; give a {term('destination')} that is another path"
+
+
+def _into_itself(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — choose a destination outside it"
+
+
+def _reader_fault(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — a fault in fs-tools, not in the call: retry once, then report it to the host"
+
+
+def _never_replaced(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — choose another {term('destination')}"
 
 
 def _already_exists(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if details.get("reason") == "kind":
-        return f"{exc.message} — choose another {term('destination')}"
     return (
         f"{exc.message} — to replace it, pass {term('overwrite')}=true (you have read it); or choose another "
         f"{term('destination')}"
@@ -363,8 +385,13 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
         "the file's line count.",
         _not_found,
     ),
+    OffsetPastEnd: Remedy("Give an offset within the file's line count (the message says it).", _offset_past_end),
     NotDirectory: Remedy("Use the path of a directory (list shows what is where)."),
     NotRegularFile: Remedy("Read files only; use list to see a directory's entries.", _not_regular),
+    DestinationNotFile: Remedy(
+        "Give the full new path as destination (a directory is never replaced), or choose another.",
+        _destination_not_file,
+    ),
     NotText: Remedy(
         "fs-tools reads and edits UTF-8 text, shows PNG, JPEG, GIF and WebP images and reads PDFs' text; the "
         "message says what else the file appears to be — leave it alone or ask the user.",
@@ -381,13 +408,18 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
     SandboxDenied: Remedy(
         "Use a path inside the workspace, relative to its root; a read-only workspace or a protected "
         "path cannot be changed.",
-        _sandbox,
     ),
+    OutsideRoots: Remedy("Use a path inside the workspace, relative to its root.", _outside),
+    ReservedName: Remedy("Use another file name: fs-tools keeps names like it for its temp files.", _reserved),
     NoSpace: Remedy("The original file is intact; free space or ask the user before retrying."),
     IoError: Remedy(
         "The message says what the operating system reported; retry once, then ask the user.",
-        _io,
     ),
+    Raced: Remedy("Retry the call: the path changed while it ran.", _raced),
+    Unstable: Remedy("Something keeps writing to the file; wait until it settles, then read it again.", _unstable),
+    SamePath: Remedy("Nothing to move: give a destination that is another path.", _same_path),
+    IntoItself: Remedy("Choose a destination outside the directory being moved.", _into_itself),
+    ReaderFault: Remedy("A fault in fs-tools, not in the call: retry once, then report it to the host.", _reader_fault),
     NotObserved: Remedy("Read the file in this session, then retry the write or edit.", _not_observed),
     StaleVersion: Remedy(
         "Read the file again (the message says which lines changed), then redo the change against what is there now.",
@@ -418,6 +450,9 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
     ),
     AlreadyExists: Remedy(
         "Pass overwrite=true to replace a file you have read, or choose another destination.", _already_exists
+    ),
+    NeverReplaced: Remedy(
+        "Choose another destination: a directory or a symlink never replaces a file.", _never_replaced
     ),
 }
 

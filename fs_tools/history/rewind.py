@@ -18,7 +18,15 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from fs_tools.errors import HarnessError, HistoryTrimmed, NotEmpty, NotRegularFile, SandboxDenied, StaleVersion
+from fs_tools.errors import (
+    HarnessError,
+    HistoryTrimmed,
+    NotEmpty,
+    NotRegularFile,
+    OutsideRoots,
+    StaleVersion,
+    SymlinkOutside,
+)
 from fs_tools.gating import SessionGate, check_configuration, record_change, record_observations
 from fs_tools.history.model import (
     DIR,
@@ -382,7 +390,7 @@ class _Rewind:
     def _skip(self, key: str, exc: HarnessError) -> None:
         self.blocked.add(key)
         path = self._path(key)
-        if isinstance(exc, SandboxDenied) and exc.details.get("reason") in ("outside", "escape"):
+        if isinstance(exc, OutsideRoots) and not isinstance(exc, SymlinkOutside):
             message = "history names a path outside the workspace roots, which a rewind never touches"
         elif isinstance(exc, NotEmpty):
             count = exc.details.get("entries", 0)

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from types import TracebackType
 
-from fs_tools.errors import Aborted, IoError, TooLarge
+from fs_tools.errors import Aborted, ReaderFault, TooLarge
 from fs_tools.provider.face import CancelToken
 
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
@@ -116,9 +116,9 @@ class Child:
             if code in (-9, -24):  # SIGKILL or SIGXCPU: the CPU limit
                 raise self._too_slow(f"{bounds.cpu_seconds} s of CPU")
             if code >= 0:  # it exited on its own without an answer: a fault in the reader, not a bound
-                raise IoError(
+                raise ReaderFault(
                     f"{self._display!r} could not be read: fs-tools' {bounds.kind} reader failed (status {code})",
-                    details={"subject": bounds.subject, "reason": "reader"},
+                    details={"subject": bounds.subject},
                 )
             raise TooLarge(
                 f"{self._display!r} could not be read within fs-tools' bounds for {bounds.article} {bounds.kind} "

@@ -23,15 +23,22 @@ import xxhash
 from fs_tools.errors import (
     Aborted,
     AlreadyExists,
+    DestinationNotFile,
     FsError,
+    IntoItself,
     IoError,
+    MissingParent,
+    MissingPath,
+    NeverReplaced,
     NotDirectory,
     NotEmpty,
-    NotFound,
     NotRegularFile,
+    Raced,
+    SamePath,
     SandboxDenied,
     StaleVersion,
     TooLarge,
+    Unstable,
     path_label,
 )
 from fs_tools.provider.cache import VersionCache
@@ -375,7 +382,7 @@ class FileProvider:
         display = target.display
         current = target.leaf_stat()
         if current is None:
-            raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
+            raise MissingPath(f"{display!r} does not exist")
         if not stat.S_ISDIR(current.st_mode):
             if not files_too:
                 raise NotDirectory(f"{display!r} is not a directory", details={"reason": "leaf"})
@@ -427,7 +434,7 @@ class FileProvider:
         with os_errors(display), self._resolve(path) as target:
             current = target.leaf_stat()
             if current is None:
-                raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
+                raise MissingPath(f"{display!r} does not exist")
             return Status(
                 target.key,
                 kind_of(current.st_mode),
@@ -481,7 +488,7 @@ class FileProvider:
                 raise SandboxDenied(root, details={"reason": "root"})
             if not state.exists or target.dir_fd is None or target.name is None:
                 gate.expect(state)  # a file the session saw, gone since, is stale; else not found
-                raise NotFound(f"{display!r} does not exist", details={"reason": "missing", "intent": "delete"})
+                raise MissingPath(f"{display!r} does not exist", details={"intent": "delete"})
             if state.kind == OTHER:
                 _refuse_special(target, "deleted")
             expected = gate.expect(state)
@@ -574,13 +581,12 @@ class FileProvider:
             dst, expected_dst = self._move_destination(stack, destination, gate, cancel)
             try:
                 if src.key == dst.key:
-                    raise IoError(f"{shown!r} and {dst.display!r} are the same file", details={"reason": "same"})
+                    raise SamePath(f"{shown!r} and {dst.display!r} are the same file")
                 if src_state.kind == DIRECTORY and dst.key.startswith(src.key + "/"):
-                    raise IoError(f"{shown!r} cannot be moved into itself", details={"reason": "into_itself"})
+                    raise IntoItself(f"{shown!r} cannot be moved into itself")
                 if src_state.kind != FILE and expected_dst is not None:
-                    raise AlreadyExists(
-                        f"{dst.display!r} is a file; a {_NOUNS.get(src_state.kind, 'entry')} never replaces a file",
-                        details={"reason": "kind"},
+                    raise NeverReplaced(
+                        f"{dst.display!r} is a file; a {_NOUNS.get(src_state.kind, 'entry')} never replaces a file"
                     )
                 with os_errors(shown):
                     if src_state.kind == DIRECTORY:  # the destination is judged as the directory it becomes
@@ -607,7 +613,7 @@ class FileProvider:
             )
         if not state.exists or src.dir_fd is None:
             gate.expect_source(state)  # a file the session saw, gone since, is stale; else not found
-            raise NotFound(f"{display!r} does not exist", details={"reason": "missing", "intent": "move"})
+            raise MissingPath(f"{display!r} does not exist", details={"intent": "move"})
         if state.kind == SYMLINK:
             with self._resolve(source):  # a link that leads outside every root is refused (SandboxDenied)
                 pass
@@ -628,9 +634,8 @@ class FileProvider:
                     pass
             if current is not None and not stat.S_ISREG(current.st_mode):
                 kind = describe_kind(current.st_mode)
-                raise NotRegularFile(
-                    f"{display!r} is {kind}; a move never replaces one",
-                    details={"kind": kind_of(current.st_mode), "reason": "destination"},
+                raise DestinationNotFile(
+                    f"{display!r} is {kind}; a move never replaces one", details={"kind": kind_of(current.st_mode)}
                 )
             expected = gate.expect_destination(self._state(dst))
             if current is None and dst.dir_fd is None:
@@ -696,7 +701,7 @@ class FileProvider:
                 there = dst.leaf_stat()
                 if there is not None and (there.st_dev, there.st_ino) == (now.st_dev, now.st_ino):
                     same = f"{src.display!r} and {dst.display!r} are the same file (hard links)"
-                    raise IoError(same, details={"reason": "same"})
+                    raise SamePath(same)
                 _check_cancel(cancel, f"moving {src.display!r}")
                 try:
                     self._rename(src, dst, kind, replaced)
@@ -927,10 +932,7 @@ class FileProvider:
             last = (sink, scan)
         if last is not None and unsettled_ok:
             return last
-        raise IoError(
-            f"{display!r} kept changing while it was being read",
-            details={"reason": "unstable"},
-        )
+        raise Unstable(f"{display!r} kept changing while it was being read")
 
     def _scan_once(self, target: Resolved, sink: Sink, bounded: bool) -> Scan | Literal[False] | None:
         display = target.display
@@ -1019,7 +1021,7 @@ class FileProvider:
         if target.dir_fd is None:
             if expected is not None:
                 raise vanished(display)
-            raise NotFound(f"{display!r}: the parent directory does not exist", details={"reason": "parent"})
+            raise MissingParent(f"{display!r}: the parent directory does not exist")
         current = target.leaf_stat()
         basis = self._check_expected(target, current, expected, basis)
         for listener in self._listeners:
@@ -1074,16 +1076,10 @@ class FileProvider:
             return snap, None, target.made_keys()
         _withdraw_staged(target)
         if attempt >= 3:
-            raise IoError(
-                f"{display!r}: its parent directories kept changing while it was being created",
-                details={"reason": "raced"},
-            )
+            raise Raced(f"{display!r}: its parent directories kept changing while it was being created")
         with self._resolver.resolve(target.key, create_parents=True, stage=appeared) as again:
             if again.key != target.key:  # a symlink appeared on the way: the gates judged another path
-                raise IoError(
-                    f"{display!r}: a directory on the path changed while it was being created",
-                    details={"reason": "raced"},
-                )
+                raise Raced(f"{display!r}: a directory on the path changed while it was being created")
             try:
                 return self._commit(again, data, expected=None, cancel=cancel, attempt=attempt + 1, mode=mode)
             except BaseException:

@@ -27,7 +27,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fs_tools.errors import IoError
+from fs_tools.errors import Raced
 from fs_tools.provider.resolve import require_regular
 
 log = logging.getLogger("fs_tools.provider")
@@ -186,5 +186,5 @@ class Primitives:
 def require_plain_file(st: os.stat_result, display: str) -> None:
     """A regular file, not a symlink swapped in after resolution (which is never followed)."""
     if stat.S_ISLNK(st.st_mode):
-        raise IoError(f"{display!r} was replaced by a symlink while it was being resolved", details={"reason": "raced"})
+        raise Raced(f"{display!r} was replaced by a symlink while it was being resolved")
     require_regular(st, display)

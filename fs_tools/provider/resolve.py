@@ -19,7 +19,17 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from fs_tools.errors import IoError, NotDirectory, NotFound, NotRegularFile, SandboxDenied, path_label
+from fs_tools.errors import (
+    IoError,
+    MissingParent,
+    NotDirectory,
+    NotRegularFile,
+    OutsideRoots,
+    Raced,
+    ReservedName,
+    SymlinkOutside,
+    path_label,
+)
 from fs_tools.provider.tempfiles import create_staging, empty_tree, is_reserved_name
 
 MAX_SYMLINK_HOPS = 40
@@ -206,7 +216,7 @@ class Resolver:
             if rest is not None and (best is None or len(rest) < len(best[1])):
                 best = (root, rest)
         if best is None:
-            raise SandboxDenied(f"{display!r} is outside every workspace root", details={"reason": "outside"})
+            raise OutsideRoots(f"{display!r} is outside every workspace root")
         return best
 
     def _resolve(self, path: str, *, create_parents: bool, stage: bool = False, follow_leaf: bool = True) -> Resolved:
@@ -216,10 +226,7 @@ class Resolver:
         root, raw = self._locate(path, display)
         reserved = next((part for part in raw if is_reserved_name(part)), None)
         if reserved is not None:
-            raise SandboxDenied(
-                f"{display!r}: names like {reserved!r} are reserved for fs-tools' temp files",
-                details={"reason": "reserved"},
-            )
+            raise ReservedName(f"{display!r}: names like {reserved!r} are reserved for fs-tools' temp files")
         must_be_dir = path == "" or path.endswith("/") or raw[-1:] in ([""], ["."])
         pending: deque[str] = deque(p for p in raw if p not in ("", "."))
         owned: list[int] = []
@@ -233,15 +240,10 @@ class Resolver:
                 comp = pending.popleft()
                 cur = owned[-1] if owned else root.fd
                 if is_reserved_name(comp):  # also where a symlink's target names one
-                    raise SandboxDenied(
-                        f"{display!r} leads to a name reserved for fs-tools' temp files",
-                        details={"reason": "reserved"},
-                    )
+                    raise ReservedName(f"{display!r} leads to a name reserved for fs-tools' temp files")
                 if comp == "..":
                     if not names:
-                        raise SandboxDenied(
-                            f"{display!r} leads outside the workspace root", details={"reason": "escape"}
-                        )
+                        raise OutsideRoots(f"{display!r} leads outside the workspace root")
                     names.pop()
                     os.close(owned.pop())
                     continue
@@ -253,13 +255,10 @@ class Resolver:
                         return Resolved(root, (*names, comp), comp, cur, owned, created, staged, made=made)
                     if ".." in pending:
                         if _climbs_above(len(names) + 1, list(pending)):
-                            raise SandboxDenied(
-                                f"{display!r} leads outside the workspace root", details={"reason": "escape"}
-                            ) from None
+                            raise OutsideRoots(f"{display!r} leads outside the workspace root") from None
                         # "missing/../x" would name x, but only through a directory that is not there
-                        raise NotFound(
+                        raise MissingParent(
                             f"{display!r}: {'/'.join([*names, comp])!r} does not exist",
-                            details={"reason": "parent"},
                         ) from None
                     if not create_parents:
                         tail = (*names, comp, *pending)
@@ -327,9 +326,9 @@ class Resolver:
             target = os.readlink(comp, dir_fd=cur)
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.EINVAL):  # removed, or no longer a link, since lstat
-                raise IoError(
+                raise Raced(
                     f"{display!r}: a symlink on the path changed while it was being resolved",
-                    details={"errno": exc.errno, "reason": "raced"},
+                    details={"errno": exc.errno},
                 ) from exc
             raise
         target_parts = [p for p in target.split("/") if p not in ("", ".")]
@@ -340,9 +339,8 @@ class Resolver:
         if target.startswith("/"):
             landing = self._root_holding(os.path.normpath(target))
             if landing is None:
-                raise SandboxDenied(
-                    f"{display!r} is a symlink (or passes through one) that leads outside the workspace",
-                    details={"reason": "symlink"},
+                raise SymlinkOutside(
+                    f"{display!r} is a symlink (or passes through one) that leads outside the workspace"
                 )
             _close_all(owned)
             root, rest = landing
@@ -373,9 +371,9 @@ def _open_directory(cur: int, comp: str, display: str) -> int:
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
             # swapped for a symlink, a file or nothing since we looked: refuse rather than follow
-            raise IoError(
+            raise Raced(
                 f"{display!r}: a directory on the path changed while it was being resolved",
-                details={"errno": exc.errno, "reason": "raced"},
+                details={"errno": exc.errno},
             ) from exc
         raise
 

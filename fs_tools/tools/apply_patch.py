@@ -34,7 +34,8 @@ from fs_tools.errors import (
     FsError,
     HarnessError,
     IoError,
-    NotFound,
+    MissingParent,
+    MissingPath,
     NotRegularFile,
     OmissionPlaceholder,
     TooLarge,
@@ -168,7 +169,7 @@ def _check(ctx: ToolContext, plan: _Plan) -> None:
             ctx.provider.remove(change.path, _RemoveCheckOnly(RemovalGate(ctx)), cancel=ctx.cancel)
         except _Checked as checked:
             if not checked.file.exists:
-                raise NotFound(f"{checked.file.display!r} does not exist", details={"reason": "missing"}) from None
+                raise MissingPath(f"{checked.file.display!r} does not exist") from None
             if checked.file.kind == DIRECTORY:
                 raise NotRegularFile(
                     f"{checked.file.display!r} is a directory; *** Delete File deletes a file",
@@ -186,13 +187,12 @@ def _check(ctx: ToolContext, plan: _Plan) -> None:
         return
     try:
         plan.before = capture(ctx, change.path)
-    except NotFound as exc:
-        if exc.details.get("reason") != "missing":
+    except MissingPath as exc:
+        if isinstance(exc, MissingParent):
             raise
-        raise NotFound(
+        raise MissingPath(
             f"{path_label(change.path)!r} does not exist: *** Update File changes an existing file "
             f"(to create it, use '*** Add File: {change.path}')",
-            details={"reason": "missing"},
         ) from exc
     if change.move_to is not None:
         plan.replaces, plan.replaced_before = _check_target(ctx, change.move_to)

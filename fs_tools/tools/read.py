@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, Pages, ToolArgs, ToolOutputModel
-from fs_tools.errors import FsError, NotFound, NotText, TooLarge, ToolArgsError, path_label
+from fs_tools.errors import FsError, MissingPath, NotFound, NotText, OffsetPastEnd, TooLarge, ToolArgsError, path_label
 from fs_tools.paging.pdf_pages import page_ranges, page_spec, take
 from fs_tools.paging.window import PageSink
 from fs_tools.provider import (
@@ -203,7 +203,7 @@ def read_lines(
 
     key, found = provider.read(path, new_sink, record=record, cancel=ctx.cancel)
     if found is None:
-        raise NotFound(f"{display!r} does not exist", details={"reason": "missing"})
+        raise MissingPath(f"{display!r} does not exist")
     found_sink, scan = found
     found_sink.settle()
     recorded = scan.version if scan.settled else None
@@ -259,9 +259,10 @@ def read_lines(
         return ToolOutput(text=f"(the file {display!r} is empty: 0 lines, {scan.size} bytes{bom})", value=value)
     if args.offset > total:
         unrecord()
-        raise NotFound(
+        raise OffsetPastEnd(
             f"{term('offset')} {args.offset} is past the end of {display!r}, which has {total} line(s)",
-            details={"reason": "offset", "offset": args.offset, "total_lines": total},
+            offset=args.offset,
+            total_lines=total,
         )
     page = render_page(sink.window, args.offset, OUTPUT_CAP_BYTES, sink.full_lengths)
     next_offset = page.last + 1 if page.last < total else None
@@ -435,9 +436,10 @@ def _read_notebook(
     """A Jupyter notebook: its cells (``offset`` and ``limit`` count cells, from 1), outputs summarised."""
     count = len(notebook.cells)
     if args.offset > max(count, 1):
-        raise NotFound(
+        raise OffsetPastEnd(
             f"{term('offset')} {args.offset} is past the end of {display!r}, a notebook of {count} cell(s)",
-            details={"reason": "offset", "offset": args.offset, "total_lines": count},
+            offset=args.offset,
+            total_lines=count,
         )
     then = term("offset={n}")
     text, shown, next_index = render_notebook(

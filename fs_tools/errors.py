@@ -54,7 +54,7 @@ state conditions; the model-facing boundary (``fs_tools.boundary``) appends the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -66,6 +66,19 @@ MAX_PATH_LABEL = 160
 def path_label(path: str) -> str:
     """A path as messages name it: whole when short, its two ends when long (messages stay short)."""
     return path if len(path) <= MAX_PATH_LABEL else f"{path[:90]}…{path[-60:]}"
+
+
+Renderer = Callable[["HarnessError", Mapping[str, Any], Mapping[str, str]], str]
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """How a model recovers from one kind of failure: in one sentence (the error reference shows it), and
+    — where the error says more — ``render(error, details, tools)``, the message with its recovery
+    appended (``tools``: the tools on offer, by their own names, to the names the model sees)."""
+
+    summary: str
+    render: Renderer | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +94,8 @@ class HarnessError(Exception):
     """Root of every structured failure: a message and a stable code."""
 
     default_code: ClassVar[str] = "INTERNAL_ERROR"
+    # A condition a tool states may carry its own remedy; the boundary's table has the shared ones.
+    remedy: ClassVar[Remedy | None] = None
 
     def __init__(self, message: str, code: str | None = None, details: Mapping[str, Any] | None = None):
         super().__init__(message)

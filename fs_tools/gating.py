@@ -172,16 +172,24 @@ def check_replace(
 
 
 def commit_gated(
-    ctx: ToolContext, path: str, intent: Intent, content: bytes | Produce, *, pinned: str | None = None
+    ctx: ToolContext,
+    path: str,
+    intent: Intent,
+    content: bytes | Produce,
+    *,
+    pinned: str | None = None,
+    mode: int | None = None,
 ) -> Committed:
     """Gate, then commit ``content`` (or what it makes of the current file). ``path`` is as the model
-    sent it; ``pinned`` replaces the observed version the commit expects (a region edit). In check mode
-    every gate runs and an edit's change is made in memory, then ``Checked`` is raised: nothing is written."""
+    sent it; ``pinned`` replaces the observed version the commit expects (a region edit); ``mode`` is the
+    permission bits the file gets (a copy's: its source's), else a replacement keeps the old file's. In
+    check mode every gate runs and an edit's change is made in memory, then ``Checked`` is raised:
+    nothing is written."""
     if ctx.check_only:
         _check_commit(ctx, path, intent, content, pinned)
     gate = SessionGate(ctx, intent) if pinned is None else PinnedGate(ctx, intent, pinned)
     try:
-        after = ctx.provider.commit(path, gate, content, cancel=ctx.cancel)
+        after = ctx.provider.commit(path, gate, content, cancel=ctx.cancel, mode=mode)
     except StaleVersion as exc:
         refusal = gate.refusal()
         if refusal is None:

@@ -654,6 +654,7 @@ EXPECTED_PROPERTIES = {
     "read_many": (["file_paths", "limit"], ["file_paths"]),
     "stat": (["path"], ["path"]),
     "move": (["source", "destination", "overwrite"], ["source", "destination"]),
+    "copy": (["source", "destination", "overwrite"], ["source", "destination"]),
     "delete": (["file_path"], ["file_path"]),
     "create_directory": (["path"], ["path"]),
     "notebook_edit": (["notebook_path", "cell_id", "cell", "new_source", "cell_type", "edit_mode"], ["notebook_path"]),
@@ -744,8 +745,8 @@ def test_tools_selects_what_is_listed_and_dispatched(root: Path) -> None:
         (
             ["read", "reed"],
             "Workspace(tools=...): unknown tool 'reed'; valid names: read, write, edit, multi_edit, list, glob, grep, "
-            "read_many, stat, move, delete, create_directory, notebook_edit, apply_patch, checkpoint, history, diff, "
-            "rewind",
+            "read_many, stat, move, copy, delete, create_directory, notebook_edit, apply_patch, checkpoint, history, "
+            "diff, rewind",
         ),
         ("read", "Workspace(tools=...) takes a list of tool names, not the string 'read'"),
     ],

@@ -36,6 +36,7 @@ SPEC_TOOLS = {
         "read_many",
         "stat",
         "move",
+        "copy",
         "delete",
         "create_directory",
         "notebook_edit",

@@ -251,7 +251,7 @@ class Paths:
     new: str
 
 
-MUTATING_TOOLS = {"write", "edit", "multi_edit", "move", "delete", "create_directory", "notebook_edit"}
+MUTATING_TOOLS = {"write", "edit", "multi_edit", "move", "copy", "delete", "create_directory", "notebook_edit"}
 
 
 @dataclass(frozen=True)
@@ -305,6 +305,15 @@ OPERATIONS = [
     Operation(
         "move-new", "move", NEW, lambda p: {"source": "mover.txt", "destination": p.new}, lambda p: ("mover.txt",)
     ),
+    Operation("copy-source", "copy", FILE, lambda p: {"source": p.file, "destination": "copied.txt"}),
+    Operation(
+        "copy-destination",
+        "copy",
+        FILE,
+        lambda p: {"source": "mover.txt", "destination": p.file, "overwrite": True},
+        lambda p: (p.file,),
+    ),
+    Operation("copy-new", "copy", NEW, lambda p: {"source": "mover.txt", "destination": p.new}),
     Operation("delete", "delete", FILE, lambda p: {"file_path": p.file}, lambda p: (p.file,)),
     Operation("create_directory", "create_directory", NEW, lambda p: {"path": p.new}),
     Operation(
@@ -438,6 +447,9 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
     ("move-source", "control"): Outcome(OK, _gone("plain.txt", moved_to="moved.txt", content=PLAIN_BYTES)),
     ("move-destination", "control"): Outcome(OK, _gone("mover.txt", moved_to="plain.txt", content=MOVER_BYTES)),
     ("move-new", "control"): Outcome(OK, _gone("mover.txt", moved_to="made/new.txt", content=MOVER_BYTES)),
+    ("copy-source", "control"): Outcome(OK, _bytes("copied.txt", PLAIN_BYTES)),
+    ("copy-destination", "control"): Outcome(OK, _bytes("plain.txt", MOVER_BYTES)),
+    ("copy-new", "control"): Outcome(OK, _bytes("made/new.txt", MOVER_BYTES)),
     ("delete", "control"): Outcome(OK, _gone("plain.txt")),
     ("create_directory", "control"): Outcome(OK, _directory_exists(True)),
     # reached the file through every gate, and found text that is not a notebook: nothing written
@@ -458,6 +470,9 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
     ("move-source", "hardlink"): Outcome(OK, _gone("hard.txt", moved_to="moved.txt", content=SECRET_BYTES)),
     ("move-destination", "hardlink"): Outcome(OK, _new_inode("hard.txt", MOVER_BYTES)),
     ("move-new", "hardlink"): Outcome("FS_NOT_OBSERVED"),  # onto an existing file the session has not read
+    ("copy-source", "hardlink"): Outcome(OK, _bytes("copied.txt", SECRET_BYTES)),  # an in-root file by name
+    ("copy-destination", "hardlink"): Outcome(OK, _new_inode("hard.txt", MOVER_BYTES)),
+    ("copy-new", "hardlink"): Outcome("FS_NOT_OBSERVED"),  # onto an existing file the session has not read
     ("delete", "hardlink"): Outcome(OK, _gone("hard.txt")),
     ("create_directory", "hardlink"): Outcome(NOT_DIRECTORY),  # an existing non-directory (§13)
     ("notebook_edit", "hardlink"): Outcome("FS_NOT_TEXT"),  # the secret's text is no notebook: left as it is
@@ -478,6 +493,9 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
     ("move-source", "fifo"): Outcome(NOT_REGULAR),
     ("move-destination", "fifo"): Outcome(NOT_REGULAR),  # a move never replaces a non-regular file
     ("move-new", "fifo"): Outcome(NOT_REGULAR),
+    ("copy-source", "fifo"): Outcome(NOT_REGULAR),  # never opened
+    ("copy-destination", "fifo"): Outcome(NOT_REGULAR),  # a copy never replaces a non-regular file
+    ("copy-new", "fifo"): Outcome(NOT_REGULAR),
     ("delete", "fifo"): Outcome(NOT_REGULAR),
     ("create_directory", "fifo"): Outcome(NOT_DIRECTORY),
     ("notebook_edit", "fifo"): Outcome(NOT_REGULAR),
@@ -502,6 +520,9 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
             # SPEC §13: a move onto an existing directory is refused with FS_NOT_REGULAR_FILE
             "move-destination": Outcome(NOT_REGULAR),
             "move-new": Outcome(NOT_REGULAR),
+            "copy-source": Outcome(NOT_REGULAR),  # a directory is not copied
+            "copy-destination": Outcome(NOT_REGULAR),  # nor replaced
+            "copy-new": Outcome(NOT_REGULAR),
             "delete": Outcome(DENIED),  # SPEC §13: the root itself is never deleted
             "create_directory": Outcome(OK, _directory_exists(False)),  # an existing directory: success
             "notebook_edit": Outcome(NOT_REGULAR),

@@ -54,7 +54,9 @@ FUZZ_SETTINGS = settings(
 )
 SECRET = "TOP-SECRET"
 BUG_CODES = {"INTERNAL_ERROR", "INVALID_TOOL_OUTPUT"}
-TOOLS = ("read", "write", "edit", "multi_edit")
+TOOLS = ("read", "write", "edit", "multi_edit", "copy-from", "copy-to")
+COPIED = "f.txt"  # copy-to's source: the hostile path is its destination
+COPY_OF = "fuzz-copy.txt"  # copy-from's destination: the hostile path is its source
 
 Entry = tuple[Any, ...]
 
@@ -309,6 +311,10 @@ def hostile_paths(draw: st.DrawFn, fixed: FixedTree) -> str:
 
 
 def tool_args(tool: str, path: str) -> dict[str, Any]:
+    if tool == "copy-from":
+        return {"source": path, "destination": COPY_OF}
+    if tool == "copy-to":
+        return {"source": COPIED, "destination": path, "overwrite": True}
     if tool == "read":
         return {"file_path": path}
     if tool == "write":
@@ -356,6 +362,10 @@ def assert_inside_or_typed_error(
         assert other == rel or (after.get(other, ("",))[0] == "dir" and _is_in_root(other) and other not in before)
     if tool == "write":
         assert after[rel][2] == b"FUZZ"
+    elif tool == "copy-from":  # whatever the source resolved to, its bytes are an in-root file's
+        assert rel == f"root/{COPY_OF}" and after[rel][2] in {text.encode() for text in IN_ROOT_FILES.values()}, rel
+    elif tool == "copy-to":
+        assert after[rel][2] == IN_ROOT_FILES[COPIED].encode()
     else:
         assert before[rel][2].replace(b"MARK", b"FUZZ") == after[rel][2]
 
@@ -382,7 +392,7 @@ def run_fuzz(tool: str) -> None:
                 primed = assert_structured(session.call("read", {"file_path": path}))
                 assert_clean(primed, path, fixed)
             before = tree(fixed.base)
-            result = assert_structured(session.call(tool, tool_args(tool, path)))
+            result = assert_structured(session.call(tool.partition("-")[0], tool_args(tool, path)))
             after = tree(fixed.base)
             event(result.error.code if result.error is not None else "success")
             try:

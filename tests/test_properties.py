@@ -177,6 +177,9 @@ PLAUSIBLE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "move": st.fixed_dictionaries(
         {"source": plausible_paths, "destination": plausible_paths}, optional={"overwrite": st.booleans()}
     ),
+    "copy": st.fixed_dictionaries(
+        {"source": plausible_paths, "destination": plausible_paths}, optional={"overwrite": st.booleans()}
+    ),
     "delete": st.fixed_dictionaries({"file_path": plausible_paths}),
     "create_directory": st.fixed_dictionaries({"path": plausible_paths}),
     "notebook_edit": st.fixed_dictionaries(
@@ -392,6 +395,8 @@ def schema_blind(tool: str, obj: dict[str, Any]) -> bool:
         return True
     source = obj.get("source")
     if tool == "move" and isinstance(source, str) and source and source.rstrip("/") == obj.get("destination"):
+        return True
+    if tool == "copy" and isinstance(source, str) and source == obj.get("destination"):
         return True
     if any(has_lone_surrogate(text) for text in strings_in(obj)):
         return True

@@ -8,8 +8,7 @@ error is chained as ``__cause__``. Anything unexpected becomes ``INTERNAL_ERROR`
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from fs_tools.boundary import near_miss
@@ -41,6 +40,7 @@ from fs_tools.errors import (
     PermissionDenied,
     Raced,
     ReaderFault,
+    Remedy,
     ReservedName,
     SamePath,
     SandboxDenied,
@@ -344,19 +344,8 @@ def _busy(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str
     return f"{exc.message} — another program is writing there; retry the call in a moment"
 
 
-_Renderer = Callable[[HarnessError, Mapping[str, Any], Mapping[str, str]], str]
-
-
-@dataclass(frozen=True)
-class Remedy:
-    """How a model recovers from one kind of failure: in one sentence (the error reference shows it), and
-    — where the error's details say more — the message with its recovery appended."""
-
-    summary: str
-    render: _Renderer | None = None
-
-
-# The one home of every remedy. An error class without an entry takes its nearest ancestor's.
+# The remedies of the shared conditions. A condition a tool states may carry its own (``remedy`` on its
+# class); an error class without either takes its nearest ancestor's.
 REMEDIES: dict[type[HarnessError], Remedy] = {
     HarnessError: Remedy("The message says what went wrong; retry once, then ask the user."),
     ToolArgsError: Remedy(
@@ -458,9 +447,10 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
 
 
 def remedy_for(cls: type[HarnessError]) -> Remedy:
-    """The remedy of ``cls``, or of its nearest ancestor that has one."""
+    """The remedy of ``cls`` — its own (``cls.remedy``), or its entry here — or its nearest ancestor's."""
     for ancestor in cls.__mro__:
-        found = REMEDIES.get(ancestor)
+        own = vars(ancestor).get("remedy")
+        found = own if isinstance(own, Remedy) else REMEDIES.get(ancestor)
         if found is not None:
             return found
     raise AssertionError("HarnessError has a remedy")  # pragma: no cover

@@ -1,6 +1,7 @@
 """The model-facing tools."""
 
 from fs_tools.tools.base import Example, Tool, ToolContext, ToolOutput
+from fs_tools.tools.copy import COPY
 from fs_tools.tools.create_directory import CREATE_DIRECTORY
 from fs_tools.tools.delete import DELETE
 from fs_tools.tools.edit import EDIT, MULTI_EDIT
@@ -16,11 +17,12 @@ from fs_tools.tools.write import WRITE
 
 CORE_TOOLS: tuple[Tool, ...] = (READ, WRITE, EDIT, MULTI_EDIT)  # type: ignore[type-arg]
 DISCOVERY_TOOLS: tuple[Tool, ...] = (LIST, GLOB, GREP)  # type: ignore[type-arg]
-FILE_TOOLS: tuple[Tool, ...] = (READ_MANY, STAT, MOVE, DELETE, CREATE_DIRECTORY, NOTEBOOK_EDIT)  # type: ignore[type-arg]
+FILE_TOOLS: tuple[Tool, ...] = (READ_MANY, STAT, MOVE, COPY, DELETE, CREATE_DIRECTORY, NOTEBOOK_EDIT)  # type: ignore[type-arg]
 ALL_TOOLS = CORE_TOOLS + DISCOVERY_TOOLS + FILE_TOOLS
 
 __all__ = [
     "ALL_TOOLS",
+    "COPY",
     "CORE_TOOLS",
     "CREATE_DIRECTORY",
     "DELETE",

@@ -20,6 +20,7 @@ state conditions; the model-facing boundary (``fs_tools.boundary``) appends the 
     └── FsError                         (the provider and the gates)
         ├── NotFound                    FS_NOT_FOUND
         │   ├── MissingPath
+        │   │   ├── NoFileToEdit
         │   │   └── MissingParent
         │   └── OffsetPastEnd
         ├── NotDirectory                FS_NOT_DIRECTORY
@@ -27,6 +28,11 @@ state conditions; the model-facing boundary (``fs_tools.boundary``) appends the 
         │   └── DestinationNotFile
         ├── NotText                     FS_NOT_TEXT
         ├── TooLarge                    FS_TOO_LARGE
+        │   ├── ContentTooLarge
+        │   ├── ReadTooLarge
+        │   ├── ImageTooLarge
+        │   ├── PdfTooLarge
+        │   └── NotebookTooLarge
         ├── PermissionDenied            FS_PERMISSION_DENIED
         ├── SandboxDenied               FS_SANDBOX_DENIED
         │   ├── OutsideRoots
@@ -207,6 +213,10 @@ class MissingPath(NotFound):
     """Nothing is at the path (the session may have found it absent, or moved or deleted it)."""
 
 
+class NoFileToEdit(MissingPath):
+    """An edit of a file that does not exist (a new file is written, not edited)."""
+
+
 class MissingParent(MissingPath):
     """A directory on the path does not exist."""
 
@@ -246,6 +256,26 @@ class TooLarge(FsError):
     """The file or the content exceeds a configured size limit."""
 
     default_code = "FS_TOO_LARGE"
+
+
+class ContentTooLarge(TooLarge):
+    """New content (a write's, or what an edit or a patch makes) is over the host's limit for a file."""
+
+
+class ReadTooLarge(TooLarge):
+    """The file is over the largest size fs-tools reads at all."""
+
+
+class ImageTooLarge(TooLarge):
+    """An image is too large to decode within fs-tools' bounds."""
+
+
+class PdfTooLarge(TooLarge):
+    """A PDF could not be read within fs-tools' bounds."""
+
+
+class NotebookTooLarge(TooLarge):
+    """A notebook is too large to parse and change."""
 
 
 class PermissionDenied(FsError):

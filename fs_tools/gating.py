@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fs_tools.errors import (
+    ContentTooLarge,
     FsError,
-    MissingPath,
+    NoFileToEdit,
     NotObserved,
     NotRegularFile,
     SandboxDenied,
     StaleVersion,
     StoreUnavailable,
-    TooLarge,
     path_label,
 )
 from fs_tools.history.model import DIR, LINK, OTHER, Effect, State, Step
@@ -250,7 +250,7 @@ def _check_commit(ctx: ToolContext, path: str, intent: Intent, content: bytes | 
     if isinstance(content, bytes):
         limit = ctx.provider.max_file_bytes
         if len(content) > limit:  # as the commit refuses it, before the disk is touched
-            raise TooLarge(
+            raise ContentTooLarge(
                 f"the new content for {path_label(path)!r} is {len(content):,} bytes, over the {limit:,}-byte limit",
                 details={"size": len(content), "limit": limit, "subject": "content"},
             )
@@ -375,7 +375,7 @@ def _denial(decision: Deny, file: FileState) -> Exception:
     label = file.display
     if decision.refusal is Refusal.UNSEEN:
         if not file.exists:
-            return MissingPath(f"{label!r} does not exist", details={"intent": "edit"})
+            return NoFileToEdit(f"{label!r} does not exist")
         # A file no read can observe must say why, or "read the file, then retry" would loop forever.
         if file.unreadable is not None:
             return file.unreadable
@@ -384,7 +384,4 @@ def _denial(decision: Deny, file: FileState) -> Exception:
         return StaleVersion(
             f"{label!r} did not exist when this session last read it, but it does now", details={"found": "exists"}
         )
-    return MissingPath(
-        f"{label!r} does not exist (this session found it absent, or moved or deleted it)",
-        details={"intent": "edit"},
-    )
+    return NoFileToEdit(f"{label!r} does not exist (this session found it absent, or moved or deleted it)")

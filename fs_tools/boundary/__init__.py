@@ -17,18 +17,22 @@ from fs_tools.errors import (
     AlreadyExists,
     AmbiguousEdit,
     Busy,
+    ContentTooLarge,
     DestinationNotFile,
     EditNotFound,
     HarnessError,
     HistoryTrimmed,
+    ImageTooLarge,
     InternalError,
     IntoItself,
     IntroducedSyntaxError,
     InvalidToolOutput,
     IoError,
     NeverReplaced,
+    NoFileToEdit,
     NoSpace,
     NotDirectory,
+    NotebookTooLarge,
     NotEmpty,
     NotFound,
     NotObserved,
@@ -37,9 +41,11 @@ from fs_tools.errors import (
     OffsetPastEnd,
     OmissionPlaceholder,
     OutsideRoots,
+    PdfTooLarge,
     PermissionDenied,
     Raced,
     ReaderFault,
+    ReadTooLarge,
     Remedy,
     ReservedName,
     SamePath,
@@ -200,18 +206,25 @@ def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[s
 
 
 def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    suggested = [str(path) for path in details.get("did_you_mean") or []]
+    return _did_you_mean(exc, details) or exc.message
+
+
+def _no_file_to_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    if "write" not in tools:
+        return _not_found(exc, details, tools)
+    suggested = _did_you_mean(exc, details)
     if suggested:
-        listed = f"{suggested[0]!r}" if len(suggested) == 1 else "one of " + ", ".join(repr(p) for p in suggested)
-        create = (
-            f" (to create a new file, use {tools['write']})"
-            if details.get("intent") == "edit" and "write" in tools
-            else ""
-        )
-        return f"{exc.message} — did you mean {listed}?{create}"
-    if details.get("intent") == "edit" and "write" in tools:
-        return f"{exc.message} — to create it, use {tools['write']}"
-    return exc.message
+        return f"{suggested} (to create a new file, use {tools['write']})"
+    return f"{exc.message} — to create it, use {tools['write']}"
+
+
+def _did_you_mean(exc: HarnessError, details: Mapping[str, Any]) -> str | None:
+    """The message with the closest existing paths the workspace found (``did_you_mean``), if any."""
+    suggested = [str(path) for path in details.get("did_you_mean") or []]
+    if not suggested:
+        return None
+    listed = f"{suggested[0]!r}" if len(suggested) == 1 else "one of " + ", ".join(repr(p) for p in suggested)
+    return f"{exc.message} — did you mean {listed}?"
 
 
 def _offset_past_end(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
@@ -253,24 +266,34 @@ def _not_text(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str,
     return f"{exc.message}; it appears to be {appears} — {_NOT_TEXT_STEP.get(str(family), 'leave it alone')}"
 
 
-def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if details.get("subject") == "content" and details.get("pointer"):
+def _content_too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    if details.get("pointer"):
         return f"{exc.message} — the host limits files to that size; make the edit smaller, or split the file"
-    if details.get("subject") == "content":
-        return f"{exc.message} — the host limits files to that size; write less content per file"
-    if details.get("subject") == "image":
-        return f"{exc.message} — ask the user for a smaller copy, or for what it shows"
-    if details.get("subject") == "notebook":
-        return (
-            f"{exc.message} — a notebook that large cannot be changed here; ask the user to clear its outputs "
-            "(jupyter nbconvert --clear-output --inplace) or to make the change"
-        )
-    if details.get("subject") == "pdf":
-        return f"{exc.message} — read fewer pages at a time with pages, or ask the user for a text version"
-    if details.get("subject") == "read":
-        if "grep" in tools:
-            return f"{exc.message} for reading — use {tools['grep']} to find what you need in it, or ask the user"
-        return f"{exc.message} for reading — ask the user for the part you need"
+    return f"{exc.message} — the host limits files to that size; write less content per file"
+
+
+def _image_too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — ask the user for a smaller copy, or for what it shows"
+
+
+def _notebook_too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return (
+        f"{exc.message} — a notebook that large cannot be changed here; ask the user to clear its outputs "
+        "(jupyter nbconvert --clear-output --inplace) or to make the change"
+    )
+
+
+def _pdf_too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    return f"{exc.message} — read fewer pages at a time with pages, or ask the user for a text version"
+
+
+def _read_too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+    if "grep" in tools:
+        return f"{exc.message} for reading — use {tools['grep']} to find what you need in it, or ask the user"
+    return f"{exc.message} for reading — ask the user for the part you need"
+
+
+def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     return (
         f"{exc.message} — edit and write work on files up to the limit; read still pages through "
         f"larger files with {term('offset')} and {term('limit')}"
@@ -374,6 +397,7 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
         "the file's line count.",
         _not_found,
     ),
+    NoFileToEdit: Remedy("Check the path with list or glob; to create the file, use write.", _no_file_to_edit),
     OffsetPastEnd: Remedy("Give an offset within the file's line count (the message says it).", _offset_past_end),
     NotDirectory: Remedy("Use the path of a directory (list shows what is where)."),
     NotRegularFile: Remedy("Read files only; use list to see a directory's entries.", _not_regular),
@@ -390,6 +414,15 @@ REMEDIES: dict[type[HarnessError], Remedy] = {
         "Edit and write work on files up to the host's limit; read still pages through larger files with "
         "offset and limit.",
         _too_large,
+    ),
+    ContentTooLarge: Remedy(
+        "Make the change smaller, or split the file: the host limits a file's size.", _content_too_large
+    ),
+    ReadTooLarge: Remedy("Search the file with grep for what you need, or ask the user.", _read_too_large),
+    ImageTooLarge: Remedy("Ask the user for a smaller copy of the image, or for what it shows.", _image_too_large),
+    PdfTooLarge: Remedy("Read fewer pages at a time, or ask the user for a text version.", _pdf_too_large),
+    NotebookTooLarge: Remedy(
+        "Ask the user to clear the notebook's outputs, or to make the change.", _notebook_too_large
     ),
     PermissionDenied: Remedy(
         "The operating system refuses access; ask the user or choose another file.",

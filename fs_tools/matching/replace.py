@@ -18,7 +18,7 @@ from enum import Enum
 from itertools import islice, product
 from typing import Any
 
-from fs_tools.errors import AmbiguousEdit, EditNotFound, TooLarge
+from fs_tools.errors import AmbiguousEdit, ContentTooLarge, EditNotFound
 from fs_tools.terms import pointer_term
 
 MAX_REPORTED_MATCHES = 50
@@ -97,7 +97,7 @@ def replace(
     after = size + grows - (end - begin - len(needle)) if unique else _size_after(view, count, size, limit)
     if after > limit:
         edit = f"edit {pointer}" if pointer else "the edit"
-        raise TooLarge(
+        raise ContentTooLarge(
             f"{edit} would make {display!r} {after:,} bytes ({count:,} replacement(s)), over the "
             f"{limit:,}-byte limit; nothing was written",
             details={"size": after, "limit": limit, "subject": "content", "pointer": pointer or "/"},

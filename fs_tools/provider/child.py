@@ -31,7 +31,8 @@ class Bounds:
     memory: int  # bytes of address space
     cpu_seconds: int
     wall_seconds: int
-    subject: str  # the errors' details: "pdf", "image" (the boundary's remedy follows it)
+    subject: str  # the errors' details: "pdf", "image"
+    condition: type[TooLarge]  # what a reading past these bounds is (its remedy follows it)
     kind: str  # in words: "PDF", "image"
     article: str  # "a", "an"
 
@@ -120,7 +121,7 @@ class Child:
                     f"{self._display!r} could not be read: fs-tools' {bounds.kind} reader failed (status {code})",
                     details={"subject": bounds.subject},
                 )
-            raise TooLarge(
+            raise self._bounds.condition(
                 f"{self._display!r} could not be read within fs-tools' bounds for {bounds.article} {bounds.kind} "
                 f"(the reader stopped, signal {-code})",
                 details={"subject": bounds.subject},
@@ -134,7 +135,7 @@ class Child:
         if "limit" in message:
             where = f" ({message['where']})" if "where" in message else ""
             bounds = self._bounds
-            raise TooLarge(
+            raise self._bounds.condition(
                 f"{self._display!r} needs more than the {bounds.memory >> 20:,} MiB fs-tools gives "
                 f"{bounds.article} {bounds.kind}'s reading{where}",
                 details={"subject": bounds.subject, "limit": bounds.memory},
@@ -143,7 +144,7 @@ class Child:
 
     def _too_slow(self, bound: str) -> TooLarge:
         kind = self._bounds.kind
-        return TooLarge(
+        return self._bounds.condition(
             f"{self._display!r} takes more than {bound} to read (a very complex or crafted {kind})",
             details={"subject": self._bounds.subject},
         )

@@ -23,6 +23,7 @@ import xxhash
 from fs_tools.errors import (
     Aborted,
     AlreadyExists,
+    ContentTooLarge,
     DestinationNotFile,
     FsError,
     IntoItself,
@@ -34,6 +35,7 @@ from fs_tools.errors import (
     NotEmpty,
     NotRegularFile,
     Raced,
+    ReadTooLarge,
     SamePath,
     SandboxDenied,
     StaleVersion,
@@ -488,7 +490,7 @@ class FileProvider:
                 raise SandboxDenied(root, details={"reason": "root"})
             if not state.exists or target.dir_fd is None or target.name is None:
                 gate.expect(state)  # a file the session saw, gone since, is stale; else not found
-                raise MissingPath(f"{display!r} does not exist", details={"intent": "delete"})
+                raise MissingPath(f"{display!r} does not exist")
             if state.kind == OTHER:
                 _refuse_special(target, "deleted")
             expected = gate.expect(state)
@@ -613,7 +615,7 @@ class FileProvider:
             )
         if not state.exists or src.dir_fd is None:
             gate.expect_source(state)  # a file the session saw, gone since, is stale; else not found
-            raise MissingPath(f"{display!r} does not exist", details={"intent": "move"})
+            raise MissingPath(f"{display!r} does not exist")
         if state.kind == SYMLINK:
             with self._resolve(source):  # a link that leads outside every root is refused (SandboxDenied)
                 pass
@@ -985,10 +987,10 @@ class FileProvider:
         ``reading``: over the limit for being read at all)."""
         limit = self.max_read_bytes if reading else self.max_file_bytes
         if size > limit:
-            details: dict[str, object] = {"size": size, "limit": limit}
+            message = f"{display!r} is {size:,} bytes, over the {limit:,}-byte limit"
             if reading:
-                details["subject"] = "read"
-            raise TooLarge(f"{display!r} is {size:,} bytes, over the {limit:,}-byte limit", details=details)
+                raise ReadTooLarge(message, details={"size": size, "limit": limit, "subject": "read"})
+            raise TooLarge(message, details={"size": size, "limit": limit})
 
     # --- writing ------------------------------------------------------------------------------------
 
@@ -1089,7 +1091,7 @@ class FileProvider:
     def _check_content_size(self, size: int, display: str) -> None:
         """FS_TOO_LARGE when new content of ``size`` bytes is over the limit."""
         if size > self.max_file_bytes:
-            raise TooLarge(
+            raise ContentTooLarge(
                 f"the new content for {display!r} is {size:,} bytes, over the {self.max_file_bytes:,}-byte limit",
                 details={"size": size, "limit": self.max_file_bytes, "subject": "content"},
             )

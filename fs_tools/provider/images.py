@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 
-from fs_tools.errors import NotText, TooLarge
+from fs_tools.errors import ImageTooLarge, NotText, TooLarge
 from fs_tools.provider import image_worker
 from fs_tools.provider.child import Bounds, Child
 from fs_tools.provider.face import CancelToken
@@ -109,7 +109,13 @@ def show_image(
     scaled down and re-encoded until it does."""
     words = f"a {IMAGE_FORMATS[announced][1]} image"
     bounds = Bounds(
-        IMAGE_MEMORY_BYTES, IMAGE_CPU_SECONDS, IMAGE_WALL_SECONDS, subject="image", kind="image", article="an"
+        IMAGE_MEMORY_BYTES,
+        IMAGE_CPU_SECONDS,
+        IMAGE_WALL_SECONDS,
+        subject="image",
+        kind="image",
+        article="an",
+        condition=ImageTooLarge,
     )
     asked = {
         "format": announced,
@@ -149,27 +155,27 @@ def _too_large(answer: dict[str, object], display: str, words: str, max_bytes: i
     """The bound the reader refused to pass, as the error a model reads."""
     large = answer.get("large")
     if large == "scans":
-        return TooLarge(
+        return ImageTooLarge(
             f"{display!r} is a JPEG of more than {MAX_JPEG_SCANS} scans (encoders write at most about 10, and "
             "each is one more pass over the whole image): fs-tools does not decode it",
             details={"subject": "image", "scans": answer["scans"], "limit": MAX_JPEG_SCANS},
         )
     if large == "memory":
         need, width, height = (int(str(answer[key])) for key in ("need", "width", "height"))
-        return TooLarge(
+        return ImageTooLarge(
             f"{display!r} is {words} of {width:,}×{height:,} pixels, which would take {need >> 20:,} MiB to decode "
             f"and scale, more than the {MAX_DECODED_BYTES >> 20:,} MiB fs-tools gives an image",
             details={"subject": "image", "width": width, "height": height, "need": need, "limit": MAX_DECODED_BYTES},
         )
     if large == "bomb":
-        return TooLarge(
+        return ImageTooLarge(
             f"{display!r} is {words} too large to decode safely ({answer['reason']})", details={"subject": "image"}
         )
     if large == "budget":
-        return TooLarge(
+        return ImageTooLarge(
             f"{display!r} cannot be shown within {max_bytes:,} bytes, even at 1 pixel",
             details={"subject": "image", "budget": max_bytes},
         )
-    return TooLarge(  # an answer this version of the reader never gives: refused rather than guessed at
+    return ImageTooLarge(  # an answer this version of the reader never gives: refused rather than guessed at
         f"{display!r} could not be decoded within fs-tools' bounds for an image", details={"subject": "image"}
     )

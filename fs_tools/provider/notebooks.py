@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fs_tools.errors import NotText, TooLarge
+from fs_tools.errors import NotebookTooLarge, NotText
 from fs_tools.provider.content import BOM, ENCODING_NAMES, decode_text, wide_encoding
 
 NOTEBOOK_MAX_BYTES = 64 << 20  # the largest notebook read whole to show or change its cells
@@ -172,7 +172,7 @@ def parse_notebook(data: bytes, display: str) -> Notebook | None:
         return None
     values, need = parsed_size(data)
     if need > NOTEBOOK_PARSE_BYTES:
-        raise TooLarge(
+        raise NotebookTooLarge(
             f"{display!r} is a notebook whose JSON holds about {values:,} values (in its cells, outputs and metadata), "
             f"which would take about {need >> 20:,} MiB to parse, more than the {NOTEBOOK_PARSE_BYTES >> 20:,} MiB "
             "fs-tools parses a notebook in",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fs_tools.errors import NotText
+from fs_tools.errors import NotText, PdfTooLarge
 from fs_tools.provider.child import Bounds, Child
 from fs_tools.provider.face import CancelToken
 
@@ -47,7 +47,15 @@ def read_pdf(
     """The PDF's page count and the text of the pages ``choose(count)`` names (it may raise, e.g. for a
     page past the end: the worker is stopped and the error passes), stopping once the texts reach
     ``cap`` bytes."""
-    bounds = Bounds(PDF_MEMORY_BYTES, PDF_CPU_SECONDS, PDF_WALL_SECONDS, subject="pdf", kind="PDF", article="a")
+    bounds = Bounds(
+        PDF_MEMORY_BYTES,
+        PDF_CPU_SECONDS,
+        PDF_WALL_SECONDS,
+        subject="pdf",
+        kind="PDF",
+        article="a",
+        condition=PdfTooLarge,
+    )
     with Child("pdf", data, bounds, display, cancel) as child:
         first = child.answer()
         if first.get("encrypted"):

@@ -30,6 +30,7 @@ from fs_tools.checks import syntax
 from fs_tools.checks.placeholders import refuse_placeholders
 from fs_tools.errors import (
     AmbiguousEdit,
+    ContentTooLarge,
     EditNotFound,
     FsError,
     HarnessError,
@@ -38,7 +39,6 @@ from fs_tools.errors import (
     MissingPath,
     NotRegularFile,
     OmissionPlaceholder,
-    TooLarge,
     ToolArgsError,
     path_label,
 )
@@ -325,7 +325,7 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
     target = change.move_to or change.path
     limit = ctx.provider.max_file_bytes
     if len(plan.data) > limit:
-        raise TooLarge(
+        raise ContentTooLarge(
             f"the patch would make {path_label(target)!r} {len(plan.data):,} bytes, over the {limit:,}-byte limit; "
             "nothing was written",
             details={"size": len(plan.data), "limit": limit, "subject": "content", "pointer": f"/{term('patch')}"},

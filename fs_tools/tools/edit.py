@@ -12,7 +12,15 @@ from fs_tools import line_diff
 from fs_tools.arguments import Deferred, FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.checks import syntax
 from fs_tools.checks.placeholders import refuse_placeholders
-from fs_tools.errors import AmbiguousEdit, EditNotFound, StaleVersion, TooLarge, ToolArgsError, path_label
+from fs_tools.errors import (
+    AmbiguousEdit,
+    ContentTooLarge,
+    EditNotFound,
+    StaleVersion,
+    TooLarge,
+    ToolArgsError,
+    path_label,
+)
 from fs_tools.gating import Committed, commit_gated
 from fs_tools.matching.diagnosis import Miss
 from fs_tools.matching.replace import Replacement, line_start, replace, told_apart
@@ -217,7 +225,7 @@ def _apply(
     data = form.encode(text)
     if len(data) > exact:
         edit = "the edit" if len(pointers) == 1 else "the edits"
-        raise TooLarge(
+        raise ContentTooLarge(
             f"{edit} would make {display!r} {len(data):,} bytes (in {ENCODING_NAMES[form.encoding]}), over the "
             f"{exact:,}-byte limit; nothing was written",
             details={"size": len(data), "limit": exact, "subject": "content", "pointer": pointers[-1] or "/"},

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.checks.placeholders import refuse_placeholders
-from fs_tools.errors import StaleVersion, TooLarge, ToolArgsError, path_label
+from fs_tools.errors import NotebookTooLarge, StaleVersion, TooLarge, ToolArgsError, path_label
 from fs_tools.gating import commit_gated
 from fs_tools.provider import Notebook, Snapshot, change_type, multiline, notebook_or_refuse, set_source, source_of
 from fs_tools.rendering.quoting import short, text_of
@@ -216,10 +216,10 @@ def run_notebook_edit(ctx: ToolContext, args: NotebookEditArgs) -> ToolOutput:
         committed = commit_gated(ctx, args.notebook_path, Intent.EDIT, produce)
     except StaleVersion as exc:  # its lines are the JSON's, and read shows cells: no line numbers
         raise StaleVersion(exc.message, details={k: v for k, v in exc.details.items() if k != "lines"}) from exc
+    except NotebookTooLarge:
+        raise
     except TooLarge as exc:
-        if exc.details.get("subject") == "notebook":
-            raise
-        raise TooLarge(exc.message, details={**exc.details, "subject": "notebook"}) from exc
+        raise NotebookTooLarge(exc.message, details={**exc.details, "subject": "notebook"}) from exc
     index, cell, count = done["index"], done["cell"], done["count"]
     label = _label(index, cell)
     if args.edit_mode == "delete":

@@ -10,7 +10,18 @@ from typing import Any, Literal
 from pydantic import Field
 
 from fs_tools.arguments import FilePath, Integer, Pages, ToolArgs, ToolOutputModel
-from fs_tools.errors import FsError, MissingPath, NotFound, NotText, OffsetPastEnd, TooLarge, ToolArgsError, path_label
+from fs_tools.errors import (
+    FsError,
+    ImageTooLarge,
+    MissingPath,
+    NotFound,
+    NotText,
+    OffsetPastEnd,
+    PdfTooLarge,
+    TooLarge,
+    ToolArgsError,
+    path_label,
+)
 from fs_tools.paging.pdf_pages import page_ranges, page_spec, take
 from fs_tools.paging.window import PageSink
 from fs_tools.provider import (
@@ -155,7 +166,8 @@ class ReadSink:
         """An image's or a PDF's bytes; ``FS_TOO_LARGE`` when the file was larger than ``max_whole``."""
         if self.size > self._max_whole:
             what = "an image" if self.kind == "image" else "a PDF"
-            raise TooLarge(
+            condition = ImageTooLarge if self.kind == "image" else PdfTooLarge
+            raise condition(
                 f"{display!r} is {what} of {self.size:,} bytes, more than the {self._max_whole:,} bytes fs-tools "
                 f"reads whole to show {what}",
                 details={"subject": self.kind, "size": self.size},

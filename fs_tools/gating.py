@@ -358,7 +358,8 @@ def check_configuration(ctx: ToolContext, file: FileState) -> None:
     directory = file.kind == DIRECTORY
     for relative in file.relative_paths:
         spelled = f"{relative}/" if directory and relative != "." else relative  # 'secret/' covers the directory
-        deny = decide_mutation_allowed(read_only=ctx.read_only, protected=ctx.protected, relative_path=spelled)
+        options = ctx.options
+        deny = decide_mutation_allowed(read_only=options.read_only, protected=options.protected, relative_path=spelled)
         if deny is None:
             continue
         if deny.refusal is Refusal.READ_ONLY:

@@ -35,6 +35,7 @@ from fs_tools.gating import Checked
 from fs_tools.history import DEFAULT_HISTORY_BYTES, HistoryEntry, HistoryStore, RewindReport
 from fs_tools.history.rewind import rewind
 from fs_tools.matching.paths import similar_paths
+from fs_tools.options import Options
 from fs_tools.provider import (
     DEFAULT_IMAGE_BYTES,
     DEFAULT_IMAGE_PIXELS,
@@ -205,27 +206,20 @@ class Workspace:
         self._in_flight = _InFlight()
         self._closing = threading.Lock()
         self._torn_down = False
-        self.read_only = read_only
-        self.search_seconds = search_seconds
-        self.clock = clock
-        self.protected = ProtectedPaths(protected)
+        self.options = Options(
+            read_only=read_only,
+            protected=ProtectedPaths(protected),
+            search_seconds=search_seconds,
+            clock=clock,
+            check_placeholders=check_placeholders,
+            check_syntax=check_syntax,
+            refuse_syntax_errors=refuse_syntax_errors,
+            stale=stale,
+            max_image_pixels=max_image_pixels,
+            max_image_bytes=max_image_bytes,
+            max_pdf_pages=max_pdf_pages,
+        )
         self._reads = ReadMemory() if brief_rereads else None
-        self.check_placeholders = check_placeholders
-        self.check_syntax = check_syntax or refuse_syntax_errors
-        self.refuse_syntax_errors = refuse_syntax_errors
-        for option, budget, least in (
-            ("max_image_pixels", max_image_pixels, 16),
-            ("max_image_bytes", max_image_bytes, 1024),
-            ("max_pdf_pages", max_pdf_pages, 1),
-        ):
-            if not isinstance(budget, int) or isinstance(budget, bool) or budget < least:
-                raise ValueError(f"Workspace({option}=...) must be an integer of at least {least}, got {budget!r}")
-        self.max_image_pixels = max_image_pixels
-        self.max_image_bytes = max_image_bytes
-        self.max_pdf_pages = max_pdf_pages
-        if stale not in ("strict", "region"):
-            raise ValueError(f'Workspace(stale=...) must be "strict" or "region", got {stale!r}')
-        self.stale = stale
         budget = _history_budget(max_history_bytes)
         self._call_prefix = os.urandom(4).hex()  # call ids stay apart across processes sharing a store
         self._calls = itertools.count(1)
@@ -347,6 +341,14 @@ class Workspace:
             else:  # still in use: closing the root descriptors could let a call act on a reused number
                 log.error("workspace closed while still in use; its root descriptors are left open")
 
+    @property
+    def read_only(self) -> bool:
+        return self.options.read_only
+
+    @property
+    def protected(self) -> ProtectedPaths:
+        return self.options.protected
+
     def _release_after(self, watcher: Watcher) -> None:
         if watcher.close():
             self._release()
@@ -441,23 +443,13 @@ class Workspace:
             provider=self.provider,
             store=self.store,
             session=session,
-            read_only=self.read_only,
-            protected=self.protected,
+            options=self.options,
             cancel=cancel,
-            search_seconds=self.search_seconds,
-            clock=self.clock,
             reads=self._reads,
             explain=self._explain,
-            check_placeholders=self.check_placeholders,
-            check_syntax=self.check_syntax,
-            refuse_syntax_errors=self.refuse_syntax_errors,
-            stale=self.stale,
             history=self.history,
             tool=tool,
             call=f"{self._call_prefix}-{next(self._calls)}",
-            max_image_pixels=self.max_image_pixels,
-            max_image_bytes=self.max_image_bytes,
-            max_pdf_pages=self.max_pdf_pages,
             cells=self._cells,
         )
 

@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("fs_tools.result", "fs_tools.arguments", "policy"),
     ("fs_tools.provider",),
-    ("fs_tools.stores", "fs_tools.history", "fs_tools.watcher"),
+    ("fs_tools.stores", "fs_tools.history", "fs_tools.watcher", "fs_tools.options"),
     # what tools are made of: text matching, checks, patterns, paging, rendering (no tool declared here)
     (
         "fs_tools.matching",

@@ -310,7 +310,7 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
         for hunk in change.hunks:
             ctx.check_cancelled("apply_patch")
             spent_before = budget - work.left  # by the hunks before this one (and the indexes they made)
-            if ctx.check_placeholders:
+            if ctx.options.check_placeholders:
                 try:
                     pointer = f"/{term('patch')}: {_where(change, hunk)}, its new"
                     refuse_placeholders("\n".join(hunk.new), "\n".join(hunk.old), pointer)
@@ -335,11 +335,11 @@ def _match(ctx: ToolContext, plan: _Plan) -> None:
 
 def _check_syntax(ctx: ToolContext, plan: _Plan, target: str) -> None:
     """The syntax errors the patch brings into the file (SPEC §15): refused, or kept for the report."""
-    if not ctx.check_syntax or syntax.language_of(target) is None:
+    if not ctx.options.check_syntax or syntax.language_of(target) is None:
         return
     before = plan.before.data if plan.before is not None else plan.replaced_before
     found = syntax.check(target, as_utf8(before) if before is not None else None, as_utf8(plan.data))
-    if ctx.refuse_syntax_errors:
+    if ctx.options.refuse_syntax_errors:
         syntax.refuse(found, f"the patch of {path_label(target)!r}")
     plan.syntax = found
 

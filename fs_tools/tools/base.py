@@ -3,7 +3,6 @@ preconditions, and a body that calls the policy and the provider and renders tex
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
@@ -11,9 +10,10 @@ from typing import Any, Generic, Protocol, TypeVar
 from fs_tools.arguments import ToolArgs, ToolOutputModel, published_schema
 from fs_tools.errors import Aborted, HarnessError
 from fs_tools.history.model import HistoryStore
+from fs_tools.options import Options
 from fs_tools.provider import CancelToken, Provider
 from fs_tools.result import Media
-from policy import ObservationStore, ProtectedPaths
+from policy import ObservationStore
 
 A = TypeVar("A", bound=ToolArgs)
 
@@ -44,23 +44,13 @@ class ToolContext:
     provider: Provider
     store: ObservationStore
     session: str
-    read_only: bool
-    protected: ProtectedPaths
+    options: Options = field(default_factory=Options)  # what the host chose (limits, checks, budgets)
     cancel: CancelToken | None = None
-    search_seconds: float = 10.0
-    clock: Callable[[], float] = time.monotonic  # what time budgets are measured on (a simulation's own)
     reads: ReadWindows | None = None  # the session's last read windows, for brief re-reads (None: off)
     explain: Callable[[HarnessError], str] | None = None  # the boundary's words for an error shown inline
-    check_placeholders: bool = True  # refuse omission placeholders written over code (SPEC §15)
-    check_syntax: bool = True  # report the syntax errors a change introduces (SPEC §15)
-    refuse_syntax_errors: bool = False  # ... and refuse the change instead
-    stale: str = "strict"  # "region": an edit of lines that did not change since the read goes through
     history: HistoryStore | None = None  # where the session's committed changes are recorded (SPEC §16)
     tool: str = ""  # the tool called, as the model named it (what history records)
     call: str = ""  # this call's id: one call's changes (apply_patch's files) share it
-    max_image_pixels: int = 1568  # an image read is shown within this long side ... (SPEC §18)
-    max_image_bytes: int = 5 << 20  # ... and this many encoded bytes
-    max_pdf_pages: int = 20  # a PDF read without pages shows at most this many
     cells: bool = True  # read shows a notebook as its cells (the session has notebook_edit); else its JSON
     check_only: bool = False  # run every gate of a change, write nothing (``gating.Checked``): a hook's check
 

@@ -337,15 +337,15 @@ def _run(
 ) -> ToolOutput:
     display = path_label(path)
     outcome = _Outcome()
-    if ctx.check_placeholders:
+    if ctx.options.check_placeholders:
         for spec, pointer in zip(edits, pointers, strict=True):
             refuse_placeholders(spec.new_string, spec.old_string, pointer_term(pointer, "new_string"))
 
-    checked = ctx.check_syntax and syntax.language_of(path) is not None
+    checked = ctx.options.check_syntax and syntax.language_of(path) is not None
 
     def produce(snapshot: Snapshot) -> bytes:
         data = _apply(snapshot, edits, display, pointers, ctx.provider.max_file_bytes, outcome)
-        if checked and ctx.refuse_syntax_errors and not dry_run:
+        if checked and ctx.options.refuse_syntax_errors and not dry_run:
             checked_texts = (as_utf8(snapshot.data), as_utf8(data))  # the parser reads UTF-8
             syntax.refuse(syntax.check(path, *checked_texts), "the edit" if len(edits) == 1 else "the edits")
         elif checked:
@@ -358,7 +358,7 @@ def _run(
         try:
             done = commit_gated(ctx, path, Intent.EDIT, produce)
         except StaleVersion as stale:
-            if ctx.stale != "region" or dry_run or stale.details.get("found") != "modified":
+            if ctx.options.stale != "region" or dry_run or stale.details.get("found") != "modified":
                 raise
             done = _region_commit(ctx, path, produce, outcome, stale)
     except EditNotFound:

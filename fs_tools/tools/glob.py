@@ -49,17 +49,17 @@ def run_glob(ctx: ToolContext, args: GlobArgs) -> ToolOutput:
 
 def find_files(ctx: ToolContext, args: GlobArgs, deadline: float | None = None) -> tuple[list[str], bool]:
     """The paths of the files ``args`` matches (at most ``MAX_MATCHES``), and whether there were more.
-    ``deadline`` (a ``ctx.clock()`` value) is the call's, when it globs more than once; by default
+    ``deadline`` (a ``ctx.options.clock()`` value) is the call's, when it globs more than once; by default
     ``search_seconds`` from now."""
     pattern = compile_glob(args.pattern)  # once per call; validation has refused what it cannot compile
     if deadline is None:
-        deadline = ctx.clock() + ctx.search_seconds
+        deadline = ctx.options.clock() + ctx.options.search_seconds
     found: list[str] = []
     truncated = False
     with ctx.provider.walk(args.path, descend=_descend, sizes=False) as walked:
         for entry in walked.entries:
             ctx.check_cancelled("glob")
-            if ctx.clock() > deadline:
+            if ctx.options.clock() > deadline:
                 raise ToolTimeout(_timeout_message(ctx, args, found), details={"matches": len(found)})
             if entry.kind != FILE or not pattern.matches(entry.parts):
                 continue
@@ -72,7 +72,7 @@ def find_files(ctx: ToolContext, args: GlobArgs, deadline: float | None = None) 
 
 def _timeout_message(ctx: ToolContext, args: GlobArgs, found: list[str]) -> str:
     head = (
-        f"glob ran past its {ctx.search_seconds:g} s budget with {len(found)} matching file(s) so far — "
+        f"glob ran past its {ctx.options.search_seconds:g} s budget with {len(found)} matching file(s) so far — "
         f"search a narrower path than {args.path!r} or use a more specific pattern"
     )
     return with_first_rows(head, found)

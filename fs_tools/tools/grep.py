@@ -360,14 +360,14 @@ def search_files(ctx: ToolContext, query: GrepQuery) -> _Search:
     one_file = _FileSearch(
         query,
         matcher=_matcher(query.pattern, query.case_insensitive, query.multiline),
-        deadline=ctx.clock() + ctx.search_seconds,
-        clock=ctx.clock,
+        deadline=ctx.options.clock() + ctx.options.search_seconds,
+        clock=ctx.options.clock,
         max_bytes=ctx.provider.max_file_bytes,
         prefilter=prefilter(query.pattern, query.case_insensitive),
         literal=_plain_literal(query),
     )
     search = _Search(query)
-    ignores = IgnoreRules(enabled=not query.include_ignored, deadline=one_file.deadline, clock=ctx.clock)
+    ignores = IgnoreRules(enabled=not query.include_ignored, deadline=one_file.deadline, clock=ctx.options.clock)
 
     def descend(entry: Entry) -> bool:
         return entry.name not in VCS_DIRECTORIES and not ignores.ignored(entry)
@@ -428,7 +428,7 @@ def _search_tree(
 ) -> None:
     read_entry, limit, start = ctx.provider.read_entry, one_file.max_bytes, found.start
     for entry in found.entries:
-        if ctx.clock() > one_file.deadline:
+        if ctx.options.clock() > one_file.deadline:
             raise ToolTimeout(_timeout_message(ctx, search), details={"matches": len(search.lines)})
         if ignores.ignored(entry):
             search.skipped_ignored += 1
@@ -443,7 +443,7 @@ def _search_tree(
 
 def _timeout_message(ctx: ToolContext, search: _Search) -> str:
     head = (
-        f"grep ran past its {ctx.search_seconds:g} s budget after searching {search.searched} file(s); "
+        f"grep ran past its {ctx.options.search_seconds:g} s budget after searching {search.searched} file(s); "
         f"{len(search.lines)} matching line(s) so far — narrow path or glob, or make the pattern more specific"
     )
     return with_first_rows(head, search.lines)

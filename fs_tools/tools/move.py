@@ -52,7 +52,7 @@ class MovingGate:
 
     @property
     def checks_inside(self) -> bool:
-        return bool(self.ctx.protected.patterns)
+        return bool(self.ctx.options.protected.patterns)
 
     def check_inside(self, source: FileState, destination: FileState) -> None:
         check_configuration(self.ctx, source)

@@ -270,7 +270,7 @@ def _change(ctx: ToolContext, notebook: Notebook, args: NotebookEditArgs, displa
     assert index is not None
     cell = cells[index]
     was = str(cell.get("cell_type"))
-    if ctx.check_placeholders and (args.cell_type or was) == "code":
+    if ctx.options.check_placeholders and (args.cell_type or was) == "code":
         refuse_placeholders(args.new_source, source_of(cell), "new_source")
     if args.cell_type is not None:
         change_type(cell, args.cell_type)

@@ -357,7 +357,7 @@ def _shown_once(ctx: ToolContext, data: bytes, display: str, announced: str, ima
     a refusal is repeated in the words of the name it is read by now (a cancellation is not kept)."""
     key = version_of(data)
     if key not in images:
-        budgets = {"max_pixels": ctx.max_image_pixels, "max_bytes": ctx.max_image_bytes}
+        budgets = {"max_pixels": ctx.options.max_image_pixels, "max_bytes": ctx.options.max_image_bytes}
         try:
             images[key] = (display, show_image(data, display, announced, **budgets, cancel=ctx.cancel))
         except (TooLarge, NotText) as exc:
@@ -383,7 +383,7 @@ def _read_pdf(
     ``max_pdf_pages`` of them (the first ones by default), page by page within the output cap; the note
     at the end says how to read on (``continue_with`` words it in the tool's own arguments)."""
     data = sink.whole_or_refuse(display)
-    budget = ctx.max_pdf_pages
+    budget = ctx.options.max_pdf_pages
     chosen: list[int] = []
     rest: list[int] = []
 

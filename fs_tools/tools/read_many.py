@@ -47,7 +47,7 @@ def run_read_many(ctx: ToolContext, args: ReadManyArgs) -> ToolOutput:
     files: list[dict[str, Any]] = []
     budget = OUTPUT_CAP_BYTES * 4  # the whole answer stays bounded: later files get less room
     media: list[Media] = []
-    media_budget = ctx.max_image_bytes  # the images of one call together fit one image's budget
+    media_budget = ctx.options.max_image_bytes  # the images of one call together fit one image's budget
     images: ShownImages = {}  # each distinct image is decoded once, however often it is named
     for path in args.file_paths:
         ctx.check_cancelled("read_many")

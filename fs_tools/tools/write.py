@@ -92,7 +92,7 @@ def _check_placeholders(ctx: ToolContext, path: str, content: str, data: bytes) 
 def _check_syntax(ctx: ToolContext, path: str, data: bytes) -> syntax.Check | None:
     """The syntax errors the write introduces: the new content is parsed first, and the current file
     only when that has errors (a new file had none)."""
-    if not ctx.check_syntax or syntax.language_of(path) is None:
+    if not ctx.options.check_syntax or syntax.language_of(path) is None:
         return None
     alone = syntax.check(path, None, data)
     if not alone.introduced:
@@ -101,14 +101,14 @@ def _check_syntax(ctx: ToolContext, path: str, data: bytes) -> syntax.Check | No
     if exists and current is None:
         return syntax.Check(alone.language, skipped=f"the file is over {syntax.MAX_CHECKED_BYTES >> 10} KB")
     found = syntax.check(path, as_utf8(current) if current is not None else None, data)  # the old, as UTF-8
-    if ctx.refuse_syntax_errors:
+    if ctx.options.refuse_syntax_errors:
         syntax.refuse(found, "the write")
     return found
 
 
 def run_write(ctx: ToolContext, args: WriteArgs) -> ToolOutput:
     data = args.content.encode("utf-8")
-    if ctx.check_placeholders:
+    if ctx.options.check_placeholders:
         _check_placeholders(ctx, args.file_path, args.content, data)
     found = _check_syntax(ctx, args.file_path, data)
     done = commit_gated(ctx, args.file_path, Intent.WRITE, data)

@@ -183,7 +183,7 @@ def _insert(ctx: ToolContext, args: TextEditorArgs) -> ToolOutput:
     data = new_text.encode("utf-8")
     warning, errors = syntax.report(
         syntax.check(args.path, as_utf8(bytes(landed["before"])), data)
-        if ctx.check_syntax and syntax.language_of(args.path)
+        if ctx.options.check_syntax and syntax.language_of(args.path)
         else None
     )
     value = {

@@ -243,7 +243,7 @@ class ReadManyFilesArgs(ToolArgs):
 
 
 def _run_read_many_files(ctx: ToolContext, args: ReadManyFilesArgs) -> ToolOutput:
-    deadline = ctx.clock() + ctx.search_seconds  # one budget for the call, not one per glob
+    deadline = ctx.options.clock() + ctx.options.search_seconds  # one budget for the call, not one per glob
     paths: list[str] = []
     for index, item in enumerate(args.include):
         if _GLOB_CHARACTERS & set(item):
@@ -261,7 +261,7 @@ def _run_read_many_files(ctx: ToolContext, args: ReadManyFilesArgs) -> ToolOutpu
 
 def _timeout_message(ctx: ToolContext, index: int, item: str, paths: list[str]) -> str:
     return (
-        f"read_many_files ran past its {ctx.search_seconds:g} s budget for finding files while expanding "
+        f"read_many_files ran past its {ctx.options.search_seconds:g} s budget for finding files while expanding "
         f"/include/{index} ({item!r}), with {len(paths)} file(s) named before it; name fewer or narrower "
         "patterns, or the files themselves"
     )

@@ -21,6 +21,7 @@ state conditions; the model-facing boundary (``fs_tools.boundary``) appends the 
         ├── NotFound                    FS_NOT_FOUND
         │   ├── MissingPath
         │   │   ├── NoFileToEdit
+        │   │   │   └── SeenAbsent
         │   │   └── MissingParent
         │   └── OffsetPastEnd
         ├── NotDirectory                FS_NOT_DIRECTORY
@@ -118,7 +119,10 @@ class HarnessError(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled with its facts as they are (a condition's constructor may take them as keywords)."""
-        return (_rebuilt, (type(self), self.args, dict(vars(self))))
+        facts = {
+            name: dict(value) if isinstance(value, MappingProxyType) else value for name, value in vars(self).items()
+        }
+        return (_rebuilt, (type(self), self.args, facts))
 
 
 def _rebuilt(cls: type[HarnessError], args: tuple[Any, ...], facts: dict[str, Any]) -> HarnessError:
@@ -215,6 +219,10 @@ class MissingPath(NotFound):
 
 class NoFileToEdit(MissingPath):
     """An edit of a file that does not exist (a new file is written, not edited)."""
+
+
+class SeenAbsent(NoFileToEdit):
+    """An edit of a file this session found absent, or moved or deleted itself."""
 
 
 class MissingParent(MissingPath):

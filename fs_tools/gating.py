@@ -17,6 +17,7 @@ from fs_tools.errors import (
     NotObserved,
     NotRegularFile,
     SandboxDenied,
+    SeenAbsent,
     StaleVersion,
     StoreUnavailable,
     path_label,
@@ -385,4 +386,4 @@ def _denial(decision: Deny, file: FileState) -> Exception:
         return StaleVersion(
             f"{label!r} did not exist when this session last read it, but it does now", details={"found": "exists"}
         )
-    return NoFileToEdit(f"{label!r} does not exist (this session found it absent, or moved or deleted it)")
+    return SeenAbsent(f"{label!r} does not exist (this session found it absent, or moved or deleted it)")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fs_tools import Session, Workspace
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,5 @@
 """The Claude Agent SDK adapter in a real ``query()``: the SDK's bundled Claude Code, run against the scripted
-Messages API of tests/harness_fakes.py, with fs-tools' hook callbacks and its MCP server in process. Needs
+Messages API of tests/support/harness_fakes.py, with fs-tools' hook callbacks and its MCP server in process. Needs
 ``claude-agent-sdk`` (the ``claude-agent-sdk`` extra; .ci/run tests it in an environment of its own, where a
 missing SDK fails instead of skipping)."""
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness_fakes import FakeAnthropic, call
+from tests.support.harness_fakes import FakeAnthropic, call
 
 REQUIRED = set(os.environ.get("REQUIRE_FRAMEWORKS", "").split(","))
 sdk: Any = (

@@ -11,6 +11,7 @@ import pytest
 
 from fs_tools import Session, Workspace
 from fs_tools.result import ToolResult
+from tests.support.patches import WritesBetween
 
 SCENARIOS = Path(__file__).parent / "codex_scenarios"
 # Where fs-tools keeps a guarantee Codex does not: the scenario's expected tree is not ours.
@@ -218,31 +219,11 @@ def test_the_success_text_names_each_changed_file(files: Session, root: Path) ->
     assert _code(again) is None
 
 
-class _WritesBetween:
-    """A provider listener that writes ``path`` from outside the second time a commit to it starts: after
-    the patch's gates checked it, before the patch's commit to it (the listener seam, no patched method)."""
-
-    def __init__(self, key: str, path: Path, data: bytes) -> None:
-        self.key, self.path, self.data, self.starts = key, path, data, 0
-
-    def operation_started(self, key: str) -> None:
-        if key == self.key:
-            self.starts += 1
-            if self.starts == 2:
-                self.path.write_bytes(self.data)
-
-    def read_recorded(self, key: str) -> None:
-        pass
-
-    def version_checked(self, key: str) -> None:
-        pass
-
-
 def test_a_file_changed_between_check_and_commit_puts_back_what_was_written(files: Session, root: Path) -> None:
     (root / "gone.txt").write_text("bye\n")
     files.call("read", {"file_path": "gone.txt"})
     provider = files.workspace.provider
-    listener = _WritesBetween(provider.key_of("b.txt"), root / "b.txt", b"someone else\n")
+    listener = WritesBetween(provider.key_of("b.txt"), root / "b.txt", b"someone else\n")
     unlisten = provider.listen(listener)
     try:
         result = _patch(
@@ -373,3 +354,11 @@ def test_messages_for_hunks_out_of_order_a_stray_blank_line_and_a_missing_file(f
     assert _code(blank) == "FS_EDIT_NOT_FOUND" and "ends with 1 blank line(s)" in blank.text
     missing = _patch(files, "*** Begin Patch\n*** Update File: nope.txt\n@@\n-x\n+y\n*** End Patch")
     assert _code(missing) == "FS_NOT_FOUND" and "use '*** Add File: nope.txt'" in missing.text
+
+
+def test_an_update_of_a_file_this_session_deleted_says_so(files: Session, root: Path) -> None:
+    assert _code(_patch(files, "*** Begin Patch\n*** Delete File: b.txt\n*** End Patch")) is None
+    result = _patch(files, "*** Begin Patch\n*** Update File: b.txt\n@@\n-beta\n+BETA\n*** End Patch")
+    assert _code(result) == "FS_NOT_FOUND"
+    assert "'b.txt' does not exist (this session found it absent, or moved or deleted it)" in result.text, result.text
+    assert not (root / "b.txt").exists()

@@ -9,17 +9,19 @@ world *outside* the root only, and then on the exact in-root effect.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_sandbox import (
+
+from fs_tools import Session, Workspace
+from fs_tools.result import ToolResult
+from tests.support.leaks import assert_no_leak, spy_opens_of
+from tests.support.sandbox import (
     MUTATING,
     SECRET,
     TOOLS,
@@ -31,10 +33,6 @@ from test_sandbox import (
     world,
 )
 
-from fs_tools import Session, Workspace
-from fs_tools.errors import path_label
-from fs_tools.result import ToolResult
-
 # Codes a path that is too long or too deep may get: the validator, the depth limit or the walk answers first.
 DEEP_CODES = {"FS_SANDBOX_DENIED", "FS_IO_ERROR", "INVALID_ARGS"}
 
@@ -43,28 +41,6 @@ def assert_clean(result: ToolResult, sent: str, tmp_path: Path) -> None:
     """No secret in any text of the result, and no absolute path of the test tree except inside the path the
     model sent (echoed whole, shortened to its two ends, or quoted with escapes)."""
     assert_no_leak(result, sent, {str(tmp_path), os.path.realpath(tmp_path)})
-
-
-def assert_no_leak(result: ToolResult, sent: str, forbidden: Iterable[str]) -> None:
-    """No secret in any text of the result, and none of ``forbidden`` outside the echo of ``sent``."""
-    echoes = sorted(
-        {
-            form
-            for p in (sent, path_label(sent))
-            for form in (p, repr(p)[1:-1], json.dumps(p)[1:-1], json.dumps(p, ensure_ascii=False)[1:-1])
-        },
-        key=len,
-        reverse=True,
-    )
-    texts = [result.text, json.dumps(result.value, ensure_ascii=False)]
-    if result.error is not None:
-        texts.append(result.error.message)
-    for text in texts:
-        assert SECRET not in text, text
-        for echo in echoes:
-            text = text.replace(echo, "<sent>")
-        for path in forbidden:
-            assert path not in text, f"{path!r} leaked in {text!r}"
 
 
 def _siblings(tmp_path: Path) -> None:
@@ -545,28 +521,6 @@ def device(root: Path) -> Path:
     except (PermissionError, OSError) as exc:
         pytest.skip(f"mknod is not permitted here: {exc}")
     return path
-
-
-def spy_opens_of(node_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Patch ``os.open`` to record every open of this inode (not any other /dev/null) for reading or
-    writing; the list fills as the test runs. An ``O_PATH`` handle names the inode without opening it (no
-    driver code runs), so it is not counted."""
-    node = os.lstat(node_path)
-    opened: list[str] = []
-    real_open = os.open
-
-    def spy_open(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        fd = real_open(file, flags, *args, **kwargs)
-        if flags & getattr(os, "O_PATH", 0):
-            return fd
-        with contextlib.suppress(OSError):
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) == (node.st_dev, node.st_ino):
-                opened.append(os.fsdecode(file))
-        return fd
-
-    monkeypatch.setattr(os, "open", spy_open)
-    return opened
 
 
 @pytest.mark.parametrize("via", ["direct", "in-root-link", "absolute"])

@@ -25,40 +25,12 @@ from fs_tools.mcp import shapes
 from fs_tools.mcp.shapes import call_result
 from fs_tools.stores.sqlite import SqliteStore
 from policy import Present
+from tests.support.cli import WAIT, assert_host_error, cli_env, run_cli
 
-WAIT = 60.0  # the longest a test waits for a process; reached only when something is broken
 MUTATING = {"write", "edit", "multi_edit"}
 # serve needs the MCP SDK (the mcp extra); the suite also runs with the test extra alone
 NEEDS_MCP = pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="needs the MCP SDK (the mcp extra)")
 SERVE = pytest.param("serve", marks=NEEDS_MCP)
-
-
-def _env(**extra: str) -> dict[str, str]:
-    """The test's environment without any FS_TOOLS_* setting of the person running the tests."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("FS_TOOLS_")}
-    return env | extra
-
-
-def _run(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    """``python -m fs_tools ARGS``: the package's own entry point, as the command runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "fs_tools", *args],
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        check=False,
-        env=env if env is not None else _env(),
-        **kwargs,
-    )
-
-
-def _host_error(done: subprocess.CompletedProcess[str], *facts: str) -> None:
-    """Exit status 2 and one line on stderr, ``fs-tools: error: ...``, carrying ``facts``; no traceback."""
-    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
-    assert done.stderr.startswith("fs-tools: error: ") and done.stderr.count("\n") == 1, done.stderr
-    assert done.stdout == "" and "Traceback" not in done.stderr
-    for fact in facts:
-        assert fact in done.stderr, (fact, done.stderr)
 
 
 # --- --version and python -m fs_tools ------------------------------------------------------------------------
@@ -66,13 +38,13 @@ def _host_error(done: subprocess.CompletedProcess[str], *facts: str) -> None:
 
 def test_version_is_printed_by_the_command_and_by_python_m() -> None:
     assert fs_tools.__version__ == "0.1.0"
-    for done in (_run("--version"), subprocess.run(["fs-tools", "--version"], capture_output=True, text=True)):
+    for done in (run_cli("--version"), subprocess.run(["fs-tools", "--version"], capture_output=True, text=True)):
         assert done.returncode == 0 and done.stdout == f"fs-tools {fs_tools.__version__}\n", done.stderr
 
 
 def test_python_m_fs_tools_runs_a_call_like_the_command(root: Path, tmp_path: Path) -> None:
     (root / "a.txt").write_text("one\n")
-    done = _run("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s", "read",
+    done = run_cli("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s", "read",
                 '{"file_path": "a.txt"}')  # fmt: skip
     assert done.returncode == 0 and done.stdout == "     1\tone\n", done.stderr
 
@@ -85,7 +57,7 @@ README_ROOT = "/path/to/project"  # the README's literal placeholder
 @pytest.mark.parametrize("command", [SERVE, "schema", "call"])
 def test_a_root_that_does_not_exist_is_one_line(command: str, tmp_path: Path) -> None:
     tail = ["--session", "s", "--state", str(tmp_path / "o.sqlite"), "read"] if command == "call" else []
-    _host_error(_run(command, "--root", README_ROOT, *tail), f"workspace root {README_ROOT!r}")
+    assert_host_error(run_cli(command, "--root", README_ROOT, *tail), f"workspace root {README_ROOT!r}")
 
 
 @pytest.mark.parametrize("command", [SERVE, "schema", "call"])
@@ -93,7 +65,7 @@ def test_a_root_that_is_a_file_is_one_line(command: str, tmp_path: Path) -> None
     file = tmp_path / "notes.txt"
     file.write_text("x\n")
     tail = ["--session", "s", "--state", str(tmp_path / "o.sqlite"), "read"] if command == "call" else []
-    _host_error(_run(command, "--root", str(file), *tail), str(file), "Not a directory")
+    assert_host_error(run_cli(command, "--root", str(file), *tail), str(file), "Not a directory")
 
 
 @pytest.mark.parametrize(
@@ -110,22 +82,23 @@ def test_a_root_that_is_a_file_is_one_line(command: str, tmp_path: Path) -> None
     ],
 )
 def test_a_usage_mistake_is_one_line_naming_the_help(args: list[str]) -> None:
-    done = _run(*args)
-    _host_error(done, "--help")
+    done = run_cli(*args)
+    assert_host_error(done, "--help")
 
 
 def test_a_state_file_that_cannot_be_created_is_one_line(root: Path, tmp_path: Path) -> None:
     file = tmp_path / "plain-file"
     file.write_text("")
     for state in (file / "obs.sqlite", Path("/proc/fs-tools-test/obs.sqlite")):  # under a file; unwritable
-        done = _run("call", "--root", str(root), "--state", str(state), "--session", "s", "read", "{}")
-        _host_error(done, f"observation store {str(state)!r} cannot be opened")
+        done = run_cli("call", "--root", str(root), "--state", str(state), "--session", "s", "read", "{}")
+        assert_host_error(done, f"observation store {str(state)!r} cannot be opened")
 
 
 def test_a_state_file_in_a_new_directory_is_created_private(root: Path, tmp_path: Path) -> None:
     (root / "a.txt").write_text("one\n")
     state = tmp_path / "new" / "deeper" / "obs.sqlite"
-    done = _run("call", "--root", str(root), "--state", str(state), "--session", "s", "read", '{"file_path": "a.txt"}')
+    read = '{"file_path": "a.txt"}'
+    done = run_cli("call", "--root", str(root), "--state", str(state), "--session", "s", "read", read)
     assert done.returncode == 0, done.stderr
     assert state.stat().st_mode & 0o777 == 0o600  # it holds contents of the files read
     assert state.parent.stat().st_mode & 0o777 == 0o700
@@ -154,24 +127,24 @@ def test_a_store_someone_else_could_read_or_owns_keeps_no_contents(tmp_path: Pat
 def test_a_corrupt_contents_row_is_forgotten_not_an_error(root: Path, tmp_path: Path) -> None:
     (root / "a.txt").write_text("one\ntwo\n")
     base = ("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s")
-    assert _run(*base, "read", '{"file_path": "a.txt"}').returncode == 0
+    assert run_cli(*base, "read", '{"file_path": "a.txt"}').returncode == 0
     for bad in ("'some text'", "99999999999", "x'00ff'"):  # text, a huge int (bytes(int) allocates), wrong bytes
         with contextlib.closing(sqlite3.connect(tmp_path / "o.sqlite")) as db, db:
             assert db.execute(f"UPDATE contents SET data = {bad}").rowcount >= 1
         (root / "a.txt").write_text("one\nTWO\n")
-        done = _run(*base, "edit", '{"file_path": "a.txt", "old_string": "one", "new_string": "1"}')
+        done = run_cli(*base, "edit", '{"file_path": "a.txt", "old_string": "one", "new_string": "1"}')
         assert done.returncode == 1 and "FS_STALE_VERSION" in done.stdout, done.stdout + done.stderr
-        assert _run(*base, "read", '{"file_path": "a.txt"}').returncode == 0
+        assert run_cli(*base, "read", '{"file_path": "a.txt"}').returncode == 0
         (root / "a.txt").write_text("one\ntwo\n")
-        assert _run(*base, "read", '{"file_path": "a.txt"}').returncode == 0
+        assert run_cli(*base, "read", '{"file_path": "a.txt"}').returncode == 0
 
 
 @NEEDS_MCP
 def test_an_audit_log_or_replay_file_that_cannot_be_opened_is_one_line(root: Path, tmp_path: Path) -> None:
     missing = tmp_path / "no-such-dir" / "audit.jsonl"
-    _host_error(_run("serve", "--root", str(root), "--audit-log", str(missing)), "--audit-log", str(missing))
-    _host_error(_run("replay", str(missing)), f"audit log {str(missing)!r} cannot be read")  # was exit 1
-    _host_error(_run("replay", str(tmp_path)), "Is a directory")
+    assert_host_error(run_cli("serve", "--root", str(root), "--audit-log", str(missing)), "--audit-log", str(missing))
+    assert_host_error(run_cli("replay", str(missing)), f"audit log {str(missing)!r} cannot be read")  # was exit 1
+    assert_host_error(run_cli("replay", str(tmp_path)), "Is a directory")
 
 
 @NEEDS_MCP
@@ -180,8 +153,8 @@ def test_a_port_in_use_is_one_line(root: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = _run("serve", "--root", str(root), "--transport", "http", "--port", str(port))
-    _host_error(done, f"cannot listen on 127.0.0.1:{port}", "Address already in use")
+        done = run_cli("serve", "--root", str(root), "--transport", "http", "--port", str(port))
+    assert_host_error(done, f"cannot listen on 127.0.0.1:{port}", "Address already in use")
 
 
 def test_serve_without_the_mcp_sdk_is_one_line(root: Path) -> None:
@@ -192,9 +165,9 @@ def test_serve_without_the_mcp_sdk_is_one_line(root: Path) -> None:
         text=True,
         timeout=WAIT,
         check=False,
-        env=_env(),
+        env=cli_env(),
     )
-    _host_error(done, "fs-tools serve needs the MCP SDK", "pip install 'mcp")
+    assert_host_error(done, "fs-tools serve needs the MCP SDK", "pip install 'mcp")
     assert "pip install 'fs-tools" not in done.stderr  # that name on PyPI is another project (SPEC section 2)
 
 
@@ -208,12 +181,12 @@ def test_serve_without_the_mcp_sdk_is_one_line(root: Path) -> None:
 def test_a_bad_environment_value_is_one_line_naming_the_variable(
     root: Path, tmp_path: Path, variable: str, value: str, says: str
 ) -> None:
-    _host_error(_run("schema", "--root", str(root), env=_env(**{variable: value})), says)
+    assert_host_error(run_cli("schema", "--root", str(root), env=cli_env(**{variable: value})), says)
 
 
 def test_a_missing_root_or_session_names_the_flag_and_the_variable(root: Path, tmp_path: Path) -> None:
-    _host_error(_run("serve"), "give --root DIR or set $FS_TOOLS_ROOT")
-    _host_error(_run("call", "--root", str(root), "read"), "give --session KEY or set $FS_TOOLS_SESSION")
+    assert_host_error(run_cli("serve"), "give --root DIR or set $FS_TOOLS_ROOT")
+    assert_host_error(run_cli("call", "--root", str(root), "read"), "give --session KEY or set $FS_TOOLS_SESSION")
 
 
 @NEEDS_MCP
@@ -235,7 +208,7 @@ def test_serve_over_http_prints_the_url_it_listens_on(root: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=_env(),
+        env=cli_env(),
     )
     try:
         assert process.stdout is not None
@@ -298,7 +271,7 @@ def test_other_output_into_a_closed_pipe_exits_quietly(root: Path, tmp_path: Pat
             text=True,
             timeout=WAIT,
             check=False,
-            env=_env(),
+            env=cli_env(),
         )
     # argparse itself ignores a failed write of the help, and exits 0
     assert done.returncode == (0 if command == "help" else 141) and done.stderr == "", done.stderr
@@ -308,7 +281,7 @@ def test_the_pipe_recipe_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     def closed(*args: object, **kwargs: object) -> int:
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(cli, "_run", closed)
+    monkeypatch.setattr(cli, "run_cli", closed)
     assert cli.main(["demo"]) == 141  # a stdout without a descriptor (capsys) is left alone
 
 
@@ -316,7 +289,7 @@ def test_the_pipe_recipe_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pyt
 
 
 def _schema(*args: str, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    done = _run("schema", *args, env=env)
+    done = run_cli("schema", *args, env=env)
     assert done.returncode == 0, done.stderr
     return list(json.loads(done.stdout))
 
@@ -344,17 +317,17 @@ def test_schema_needs_no_root_and_honours_read_only(tmp_path: Path) -> None:
     assert names >= MUTATING
     read_only = {d["name"] for d in _schema("--read-only")}
     assert read_only and not read_only & MUTATING
-    assert {d["name"] for d in _schema(env=_env(FS_TOOLS_READ_ONLY="yes"))} == read_only
-    assert {d["name"] for d in _schema("--no-read-only", env=_env(FS_TOOLS_READ_ONLY="yes"))} == names  # flag wins
+    assert {d["name"] for d in _schema(env=cli_env(FS_TOOLS_READ_ONLY="yes"))} == read_only
+    assert {d["name"] for d in _schema("--no-read-only", env=cli_env(FS_TOOLS_READ_ONLY="yes"))} == names  # flag wins
 
 
 def test_schema_and_call_take_a_subset_of_tools(root: Path, tmp_path: Path) -> None:
     assert [d["name"] for d in _schema("--root", str(root), "--tools", "read,edit")] == ["read", "edit"]
     (root / "a.txt").write_text("one\n")
     state = ("--state", str(tmp_path / "o.sqlite"), "--session", "s")
-    done = _run("call", "--root", str(root), *state, "--tools", "read", "write", '{"file_path": "a.txt"}')
+    done = run_cli("call", "--root", str(root), *state, "--tools", "read", "write", '{"file_path": "a.txt"}')
     assert done.returncode == 1 and "error: UNKNOWN_TOOL" in done.stderr
-    _host_error(_run("schema", "--root", str(root), "--tools", "read,raed"), "raed")
+    assert_host_error(run_cli("schema", "--root", str(root), "--tools", "read,raed"), "raed")
 
 
 # --- settings from the environment ---------------------------------------------------------------------------
@@ -365,19 +338,19 @@ def test_roots_state_and_session_come_from_the_environment(tmp_path: Path) -> No
     first.mkdir()
     second.mkdir()
     (second / "b.txt").write_text("bee\n")
-    env = _env(
+    env = cli_env(
         FS_TOOLS_ROOT=os.pathsep.join([str(first), str(second)]),
         FS_TOOLS_STATE=str(tmp_path / "env.sqlite"),
         FS_TOOLS_SESSION="from-env",
     )
-    read = _run("call", "read", json.dumps({"file_path": str(second / "b.txt")}), env=env)
+    read = run_cli("call", "read", json.dumps({"file_path": str(second / "b.txt")}), env=env)
     assert read.returncode == 0 and "bee" in read.stdout, read.stderr
-    write = _run("call", "write", '{"file_path": "new.txt", "content": "x"}', env=env)
+    write = run_cli("call", "write", '{"file_path": "new.txt", "content": "x"}', env=env)
     assert write.returncode == 0 and (first / "new.txt").exists()  # the first root is primary
     with contextlib.closing(SqliteStore(tmp_path / "env.sqlite")) as store:
         assert store.observed("from-env")  # the state file and the session key from the environment
     # flags win over the variables
-    flagged = _run("call", "--root", str(second), "--session", "other", "read", '{"file_path": "b.txt"}', env=env)
+    flagged = run_cli("call", "--root", str(second), "--session", "other", "read", '{"file_path": "b.txt"}', env=env)
     assert flagged.returncode == 0
     with contextlib.closing(SqliteStore(tmp_path / "env.sqlite")) as store:
         assert store.observed("other")
@@ -386,17 +359,17 @@ def test_roots_state_and_session_come_from_the_environment(tmp_path: Path) -> No
 def test_read_only_from_the_environment_and_the_flag_that_wins(root: Path, tmp_path: Path) -> None:
     base = ("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s", "write")
     create = '{"file_path": "new.txt", "content": "x"}'
-    refused = _run(*base, create, env=_env(FS_TOOLS_READ_ONLY="1"))
+    refused = run_cli(*base, create, env=cli_env(FS_TOOLS_READ_ONLY="1"))
     assert refused.returncode == 1 and "error: FS_SANDBOX_DENIED" in refused.stderr
     assert not (root / "new.txt").exists()
-    assert _run(*base, create, env=_env(FS_TOOLS_READ_ONLY="")).returncode == 0  # empty counts as unset
+    assert run_cli(*base, create, env=cli_env(FS_TOOLS_READ_ONLY="")).returncode == 0  # empty counts as unset
     other = '{"file_path": "other.txt", "content": "x"}'
-    allowed = _run(*base[:1], "--no-read-only", *base[1:], other, env=_env(FS_TOOLS_READ_ONLY="on"))
+    allowed = run_cli(*base[:1], "--no-read-only", *base[1:], other, env=cli_env(FS_TOOLS_READ_ONLY="on"))
     assert allowed.returncode == 0 and (root / "other.txt").exists(), allowed.stderr
 
 
 def test_the_help_names_every_variable() -> None:
-    done = _run("--help")
+    done = run_cli("--help")
     for variable in ("FS_TOOLS_ROOT", "FS_TOOLS_READ_ONLY", "FS_TOOLS_STATE", "FS_TOOLS_SESSION",
                      "FS_TOOLS_LOG_LEVEL", "FS_TOOLS_TOKEN"):  # fmt: skip
         assert variable in done.stdout
@@ -432,7 +405,7 @@ def test_every_subcommand_takes_a_log_level(root: Path, tmp_path: Path, command:
             text=True,
             timeout=WAIT,
             check=False,
-            env=_env(**env),
+            env=cli_env(**env),
         )
         assert done.returncode == 0, done.stderr
         return int(done.stdout.splitlines()[-1])
@@ -490,7 +463,7 @@ def test_the_workspace_imports_neither_asyncio_nor_watchdog_until_used() -> None
 def test_call_json_prints_the_mcp_result(root: Path, tmp_path: Path) -> None:
     (root / "a.txt").write_text("one\n")
     base = ("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s", "--json")
-    refused = _run(*base, "edit", '{"file_path": "a.txt", "old_string": "one", "new_string": "1"}')
+    refused = run_cli(*base, "edit", '{"file_path": "a.txt", "old_string": "one", "new_string": "1"}')
     assert refused.returncode == 1
     shown = json.loads(refused.stdout)
     assert list(shown) == ["isError", "content", "structuredContent"]
@@ -498,7 +471,7 @@ def test_call_json_prints_the_mcp_result(root: Path, tmp_path: Path) -> None:
     assert shown["isError"] is True and error["code"] == "FS_NOT_OBSERVED" and error["name"] == "NotObserved"
     assert shown["content"] == [{"type": "text", "text": f"ERROR FS_NOT_OBSERVED: {error['message']}"}]
 
-    read = json.loads(_run(*base, "read", '{"file_path": "a.txt"}').stdout)
+    read = json.loads(run_cli(*base, "read", '{"file_path": "a.txt"}').stdout)
     assert read["isError"] is False and read["structuredContent"]["total_lines"] == 1
     assert read["content"] == [{"type": "text", "text": "     1\tone"}]
     with Workspace(root) as ws:  # the very function the server uses
@@ -508,7 +481,7 @@ def test_call_json_prints_the_mcp_result(root: Path, tmp_path: Path) -> None:
 
 def test_call_without_json_prints_what_the_model_reads(root: Path, tmp_path: Path) -> None:
     base = ("call", "--root", str(root), "--state", str(tmp_path / "o.sqlite"), "--session", "s")
-    done = _run(*base, "read", '{"file_path": "missing.txt"}')
+    done = run_cli(*base, "read", '{"file_path": "missing.txt"}')
     assert done.returncode == 1 and done.stdout.startswith("ERROR FS_NOT_FOUND: 'missing.txt' does not exist")
     assert done.stderr == "error: FS_NOT_FOUND\n"
 
@@ -529,7 +502,7 @@ def test_a_stale_error_through_call_names_the_changed_lines_as_the_library_does(
     state = str(tmp_path / "state" / "o.sqlite")
 
     def through_cli(tool: str, arguments: dict[str, Any]) -> str:
-        done = _run("call", "--root", str(root), "--state", state, "--session", "s", tool, json.dumps(arguments))
+        done = run_cli("call", "--root", str(root), "--state", state, "--session", "s", tool, json.dumps(arguments))
         return done.stdout
 
     with Workspace(root) as ws:  # one process, as a server is
@@ -596,7 +569,7 @@ def test_replay_says_what_is_missing_from_a_partial_entry(tmp_path: Path) -> Non
         {"tool": "read", "arguments": {"file_path": "a.py"}, "code": None, "duration_ms": True},
     ]
     log.write_text("".join(json.dumps(e) + "\n" for e in entries))
-    done = _run("replay", str(log))
+    done = run_cli("replay", str(log))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "   1  no tool and no outcome, only 'ts' (unreadable entry)",
@@ -615,7 +588,7 @@ def test_replay_shows_a_rejected_call_as_sent(tmp_path: Path) -> None:
         {"session": "s", "tool": "edit", "arguments": rejected | {"new_string": "hi"}, "code": None},
     ]
     log.write_text("".join(json.dumps(e) + "\n" for e in entries))
-    lines = _run("replay", str(log)).stdout.splitlines()
+    lines = run_cli("replay", str(log)).stdout.splitlines()
     sent = 'edit(file_path="app.py", old_string="greet", new_string="greet")'
     assert lines[0] == f"   1  [s] {sent}  → INVALID_ARGS  0.1 ms"
     assert lines[1] == '   2  [s] edit app.py: replace "greet" (1 occurrence)  → ok'
@@ -625,7 +598,7 @@ def test_replay_shows_terminal_controls_as_escapes(tmp_path: Path) -> None:
     """A client chose the tool name an audit log records: replaying it must not drive the terminal."""
     log = tmp_path / "audit.jsonl"
     log.write_text(json.dumps({"tool": "rea\x1b]0;pwned\x07d", "arguments": {"file_path": "a\x9bb"}}) + "\n")
-    done = _run("replay", str(log))
+    done = run_cli("replay", str(log))
     assert done.returncode == 0, done.stderr
     assert "rea\\x1b]0;pwned\\x07d" in done.stdout and "a\\x9bb" in done.stdout
     assert not any(ord(c) < 0x20 and c != "\n" for c in done.stdout)
@@ -639,7 +612,7 @@ def test_output_that_cannot_be_written_is_one_line_and_a_closed_stdout_is_quiet(
             stderr=subprocess.PIPE,
             text=True,
             timeout=WAIT,
-            env=_env(),
+            env=cli_env(),
         )
     assert done.returncode == 2, done.stderr
     assert done.stderr == "fs-tools: error: the output cannot be written: No space left on device\n"
@@ -663,7 +636,7 @@ def test_output_that_cannot_be_written_is_one_line_and_a_closed_stdout_is_quiet(
         stderr=subprocess.PIPE,
         text=True,
         timeout=WAIT,
-        env=_env(),
+        env=cli_env(),
         preexec_fn=lambda: os.close(1),
     )
     assert closed.returncode == 0 and "Traceback" not in closed.stderr, closed.stderr
@@ -687,18 +660,19 @@ def test_a_name_that_is_not_utf8_is_observed_in_the_sqlite_store(root: Path, tmp
 
 
 def test_the_log_level_may_come_before_the_subcommand(root: Path) -> None:
-    before = _run("--log-level", "debug", "schema", "--root", str(root))
-    after = _run("schema", "--root", str(root), "--log-level", "debug")
+    before = run_cli("--log-level", "debug", "schema", "--root", str(root))
+    after = run_cli("schema", "--root", str(root), "--log-level", "debug")
     assert before.returncode == after.returncode == 0, before.stderr + after.stderr
     assert before.stdout == after.stdout
-    _host_error(_run("--log-level", "loud", "schema"), "argument --log-level: invalid choice: 'loud'")
+    assert_host_error(run_cli("--log-level", "loud", "schema"), "argument --log-level: invalid choice: 'loud'")
 
 
 def test_the_observation_store_must_lie_outside_the_roots(root: Path) -> None:
     (root / "a.txt").write_text("one\n")
     inside = root / "sub" / "state.sqlite"
-    done = _run("call", "--root", str(root), "--state", str(inside), "--session", "s", "read", '{"file_path": "a.txt"}')
-    _host_error(done, f"the observation store {str(inside)!r} lies inside the workspace root")
+    read = '{"file_path": "a.txt"}'
+    done = run_cli("call", "--root", str(root), "--state", str(inside), "--session", "s", "read", read)
+    assert_host_error(done, f"the observation store {str(inside)!r} lies inside the workspace root")
     assert not inside.exists() and not inside.parent.exists()
 
 
@@ -710,13 +684,13 @@ def test_a_relative_xdg_state_home_is_ignored(tmp_path: Path, monkeypatch: pytes
 
 def test_a_prefix_renames_the_tools_of_schema_and_call(root: Path, tmp_path: Path) -> None:
     (root / "a.txt").write_text("one\n")
-    listed = json.loads(_run("schema", "--root", str(root), "--prefix", "fs_", "--tools", "read,grep").stdout)
+    listed = json.loads(run_cli("schema", "--root", str(root), "--prefix", "fs_", "--tools", "read,grep").stdout)
     assert [tool["name"] for tool in listed] == ["fs_read", "fs_grep"]
     base = ("call", "--root", str(root), "--prefix", "fs_", "--state", str(tmp_path / "o.sqlite"), "--session", "s")
-    assert _run(*base, "fs_read", '{"file_path": "a.txt"}').stdout == "     1\tone\n"
-    unknown = _run(*base, "read", '{"file_path": "a.txt"}')
+    assert run_cli(*base, "fs_read", '{"file_path": "a.txt"}').stdout == "     1\tone\n"
+    unknown = run_cli(*base, "read", '{"file_path": "a.txt"}')
     assert unknown.returncode == 1 and 'did you mean "fs_read"?' in unknown.stdout
-    _host_error(_run("schema", "--root", str(root), "--prefix", "1x"), "Workspace(prefix='1x')")
+    assert_host_error(run_cli("schema", "--root", str(root), "--prefix", "1x"), "Workspace(prefix='1x')")
 
 
 def test_keeping_contents_does_not_wait_out_another_processs_write_lock(tmp_path: Path) -> None:
@@ -747,10 +721,10 @@ def test_the_checks_of_errors_that_teach_are_options_of_every_workspace_command(
     root.mkdir()
     (root / "a.py").write_text("def f():\n    return 1\n")
     state = tmp_path / "state.sqlite"
-    env = _env(FS_TOOLS_SESSION="t")
+    env = cli_env(FS_TOOLS_SESSION="t")
 
     def call(*flags: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        done = _run(
+        done = run_cli(
             "call", "--root", str(root), "--state", str(state), *flags, "--json", tool, json.dumps(arguments), env=env
         )
         assert done.returncode in (0, 1), done.stderr

@@ -109,6 +109,10 @@ def test_a_missing_source_suggests_the_closest_and_a_large_one_is_refused(root: 
             "'big.bin' is over 1,024 bytes, the host's limit for a file fs-tools writes — ask the user to copy it, "
             "or copy a smaller file"
         )
+    with Workspace(root, max_file_bytes=1000, max_read_bytes=1500) as workspace:  # past what is read at all
+        large = workspace.session("s").call("copy", {"source": "big.bin", "destination": "x"})
+        assert assert_error(large, "FS_TOO_LARGE").text.startswith("'big.bin' is over 1,000 bytes, the host's limit")
+        assert large.text.endswith("— ask the user to copy it, or copy a smaller file")
     assert sorted(os.listdir(root)) == ["big.bin", "notes.txt"]
 
 

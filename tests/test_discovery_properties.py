@@ -16,7 +16,7 @@ from fs_tools.arguments import validate_arguments
 from fs_tools.errors import ToolArgsError, error_codes
 from fs_tools.tools import DISCOVERY_TOOLS
 from fs_tools.tools.grep import pattern_problem
-from tests.test_properties import without_default_nulls
+from tests.support.schemas import without_default_nulls
 
 NAMES = ["path", "depth", "include_hidden", "pattern", "glob", "case_insensitive", "include_ignored", "file_path"]
 SCALARS = st.none() | st.booleans() | st.integers(-3, 30) | st.floats(allow_nan=False) | st.text(max_size=12)

@@ -13,13 +13,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import docs_screenshots  # tests/docs_screenshots.py: the browser check, also a command of its own
 import pytest
 
 from fs_tools import reference
 from fs_tools.boundary import remedy_for
 from fs_tools.demo import run_demo
 from fs_tools.errors import error_codes
+from tests.support import (
+    docs_screenshots,  # tests/support/docs_screenshots.py: the browser check, also a command of its own
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -5,13 +5,13 @@ changed, where that is known; an edit whose new_string is its old_string says wh
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from fs_tools import Session, Workspace
 from fs_tools.result import ToolResult
 from fs_tools.testing import assert_error, assert_ok
+from tests.support.histories import recent_entries_of_every_session
 
 FUNCTIONS = "".join(
     f"def {name}(items):\n    total = 0\n    for item in items:\n        total += item.value\n    return total\n\n\n"
@@ -196,18 +196,6 @@ def test_a_stale_edit_names_the_session_whose_change_made_the_file_as_it_is(work
     )
     assert "(line 2 changed, by session 'second' (its edit); re-reading from offset 1 is enough)" in text
     assert text.endswith("line 2 now reads:\n     2\t    return 2\n — re-read the file, then retry")
-
-
-def recent_entries_of_every_session(history: Any) -> None:
-    """What each history store's ``recent`` answers: every session's newest entries, oldest first."""
-    from fs_tools.history.model import Effect
-
-    for n, who in enumerate(["a", "b", "a", "c\udc80"]):
-        history.append(who, tool="edit", call=str(n), label=None, steps=[Effect(f"/k{n}", None, None)], blobs={})
-    latest = history.latest()
-    recent = history.recent(latest - 4, 3)
-    assert [(e.session, e.call) for e in recent] == [("b", "1"), ("a", "2"), ("c\udc80", "3")]
-    assert history.recent(latest, 10) == [] and history.recent(0, 0) == []
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])

@@ -13,7 +13,7 @@ import pytest
 from fs_tools import Session, Workspace
 from fs_tools.errors import HarnessError
 from fs_tools.result import ToolResult
-from tests.test_escape_table import (
+from tests.support.escape_table import (
     ATTEMPTS,
     BY_OP,
     Attempt,

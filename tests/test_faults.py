@@ -25,7 +25,6 @@ import signal
 import stat
 import subprocess
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -33,40 +32,33 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_writes import cause_errnos, mutate
 
 from fs_tools import Session, Workspace
 from fs_tools.provider import FileProvider, Primitives, tempfiles
-from fs_tools.result import ToolResult
+from tests.support.faults import (
+    TEMP_GLOB,
+    call_guarded,
+    cause_errnos,
+    code_of,
+    mutate,
+    needs_fork,
+    read_ok,
+    temps_under,
+)
 
 STAGING_GLOB = ".*.fs-tools.dir"
-TEMP_GLOB = "*.fs-tools.tmp"
 FILES_OS = "fs_tools.provider.files.os"  # the os module as the provider's commit sees it
 TEMPFILES_OS = "fs_tools.provider.tempfiles.os"  # ... and as temp creation sees it
 PRIMITIVES = "fs_tools.provider.primitives"
 
-needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux-only fault")
 
 
 # --- helpers --------------------------------------------------------------------------------------------
 
 
-def temps_under(base: Path) -> list[Path]:
-    return sorted(base.rglob(TEMP_GLOB))
-
-
 def mode_of(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
-
-
-def read_ok(session: Session, path: str) -> None:
-    result = session.call("read", {"file_path": path})
-    assert not result.is_error, result.text
-
-
-def code_of(result: ToolResult) -> str | None:
-    return result.error.code if result.error is not None else None
 
 
 def temp_of_fd(fd: int, directory: Path) -> Path | None:
@@ -117,20 +109,6 @@ class Original:
     def assert_replaced_by(self, data: bytes) -> None:
         assert self.path.read_bytes() == data, "the committed file does not hold exactly the new bytes"
         assert mode_of(self.path) == self.mode, "the committed file lost the original mode"
-
-
-HANG_GUARD = 60.0  # seconds; only turns a call blocked forever into a failure, never measures anything
-
-
-def call_guarded(session: Session, name: str, arguments: dict[str, Any]) -> ToolResult:
-    """``session.call`` in a helper thread, for tests that hold a lock the product must never wait on: a call
-    blocked on it forever is a failure, not a hung suite."""
-    box: list[ToolResult] = []
-    worker = threading.Thread(target=lambda: box.append(session.call(name, arguments)), daemon=True)
-    worker.start()
-    worker.join(HANG_GUARD)
-    assert box, f"{name} never returned: blocked on a lock held by another writer?"
-    return box[0]
 
 
 def write_all(fd: int, data: bytes) -> None:

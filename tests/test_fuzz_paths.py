@@ -40,11 +40,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_attacks import assert_no_leak
 
 from fs_tools import Workspace
 from fs_tools.errors import error_codes
 from fs_tools.result import ToolResult
+from tests.support.leaks import assert_no_leak
 
 EXAMPLES = int(os.environ.get("FS_TOOLS_FUZZ_EXAMPLES", "300"))
 FUZZ_SETTINGS = settings(

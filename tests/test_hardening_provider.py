@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_faults import HANG_GUARD, call_guarded, code_of, needs_fork, read_ok, temps_under
 
 from fs_tools import Workspace
 from fs_tools.provider import FileProvider, files, tempfiles
 from fs_tools.result import ToolResult
 from fs_tools.testing import ConcurrentWriter, assert_error, assert_ok
 from fs_tools.watcher import WATCHDOG_NEEDED, watchdog_version
+from tests.support.faults import HANG_GUARD, call_guarded, code_of, needs_fork, read_ok, temps_under
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux-only")
 

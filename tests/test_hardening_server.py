@@ -776,7 +776,7 @@ def test_an_ended_http_session_takes_its_observations_with_it(root: Path, tmp_pa
     """The memory store kept an ended HTTP session's observations for the life of the server (one set per
     client that ever connected). A session keyed by its MCP session id can never be asked for again
     once the id is over: its client's DELETE now forgets them, before the client hears the answer."""
-    from tests.in_process_http import serving
+    from tests.support.in_process_http import serving
 
     (root / "a.txt").write_text("one\n")
     audit = tmp_path / "audit.jsonl"

@@ -1,6 +1,6 @@
 """``fs-tools hook`` inside the real harnesses (SPEC §19): Claude Code 2.1.332, Gemini CLI 0.61.0 and Codex
 0.171.0, pinned in ``.ci/harnesses/package.json`` and installed there by .ci/run, run headless and offline
-against the scripted model APIs of tests/harness_fakes.py, with fs-tools' entries written by ``fs-tools hook
+against the scripted model APIs of tests/support/harness_fakes.py, with fs-tools' entries written by ``fs-tools hook
 install``. What the model reads next (the tool result carrying fs-tools' reason) and what is on disk after are
 checked.
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness_fakes import FakeAnthropic, FakeGemini, FakeModelAPI, FakeOpenAI, Turn, call
+from tests.support.harness_fakes import FakeAnthropic, FakeGemini, FakeModelAPI, FakeOpenAI, Turn, call
 
 REPO = Path(__file__).resolve().parent.parent
 HARNESS_DIR = Path(os.environ.get("FS_TOOLS_HARNESS_DIR", REPO / ".ci" / "harnesses"))

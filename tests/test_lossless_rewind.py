@@ -16,8 +16,8 @@ import pytest
 
 from fs_tools import Session, Workspace
 from fs_tools.history.model import decode_steps, encode_steps
-from tests.redis_server import RedisServer
-from tests.test_apply_patch import _WritesBetween
+from tests.support.patches import WritesBetween
+from tests.support.redis_server import RedisServer
 
 
 @pytest.fixture(params=[0o022, 0o077], ids=["umask-022", "umask-077"])
@@ -254,7 +254,7 @@ def test_a_failed_patch_puts_deleted_and_moved_files_back_with_their_modes(root:
             "*** Update File: plain.txt\n@@\n-plain\n+PLAIN\n"
             "*** Update File: last.txt\n@@\n-one\n+two\n*** End Patch"
         )
-        listener = _WritesBetween(ws.provider.key_of("last.txt"), root / "last.txt", b"someone else\n")
+        listener = WritesBetween(ws.provider.key_of("last.txt"), root / "last.txt", b"someone else\n")
         unlisten = ws.provider.listen(listener)
         try:
             result = s.call("apply_patch", {"patch": patch})

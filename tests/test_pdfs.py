@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from fs_tools import Session, Workspace
-from tests.pdf_files import make_pdf, pdf_with_content
+from tests.support.pdf_files import make_pdf, pdf_with_content
 
 
 def pages_of(count: int) -> list[str]:

@@ -70,3 +70,21 @@ def test_every_error_class_has_a_remedy_to_show() -> None:
     for cls in classes(HarnessError):
         assert remedy_for(cls).summary, cls
     assert remedy_for(FsError) is REMEDIES[HarnessError]
+
+
+def test_a_condition_is_pickled_and_copied_with_its_facts_and_keeps_its_code_and_name() -> None:
+    import copy
+    import pickle
+
+    from fs_tools.errors import IntoItself, MissingPath, OffsetPastEnd
+
+    for error in (
+        MissingPath("'a.txt' does not exist"),  # no details: the shared empty mapping
+        IntoItself("'d' cannot be moved into itself"),
+        OffsetPastEnd("offset 9 is past the end of 'a.txt', which has 2 line(s)", offset=9, total_lines=2),
+    ):
+        for again in (pickle.loads(pickle.dumps(error)), copy.deepcopy(error), copy.copy(error)):
+            assert type(again) is type(error) and again.message == error.message
+            assert dict(again.details) == dict(error.details) and again.info == error.info
+    assert OffsetPastEnd("x", offset=9, total_lines=2).info.name == "NotFound"
+    assert pickle.loads(pickle.dumps(OffsetPastEnd("x", offset=9, total_lines=2))).total_lines == 2

@@ -410,22 +410,6 @@ def schema_blind(tool: str, obj: dict[str, Any]) -> bool:
     )
 
 
-def without_default_nulls(schema: dict[str, Any], value: Any) -> Any:
-    """``value`` with every explicit ``null`` for an optional argument taken out: the validator reads such a
-    ``null`` as "the default" (SPEC §11), which a portable schema, having no ``type`` arrays, cannot say."""
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [without_default_nulls(schema["items"], item) for item in value]
-    properties = schema.get("properties")
-    if not isinstance(value, dict) or not isinstance(properties, dict):
-        return value
-    required = set(schema.get("required", []))
-    return {
-        key: without_default_nulls(properties.get(key, {}), item)
-        for key, item in value.items()
-        if not (item is None and key in properties and key not in required)
-    }
-
-
 def unusable_path(path: str) -> bool:
     if "\0" in path or has_lone_surrogate(path):
         return True
@@ -493,6 +477,7 @@ def test_schema_and_validator_agree_on_paths_the_schema_can_describe(tool: str, 
 
 from fs_tools.arguments import argument_names  # noqa: E402
 from fs_tools.tools.dialects import DIALECTS  # noqa: E402
+from tests.support.schemas import without_default_nulls  # noqa: E402
 
 DIALECT_TOOLS = [
     (dialect.name, tool)

@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_attacks import spy_opens_of
-from test_sandbox import tree
 
 from fs_tools import Workspace
 from fs_tools.provider import resolve
 from fs_tools.result import ToolResult
+from tests.support.leaks import spy_opens_of
+from tests.support.sandbox import tree
 
 SECRET = "TOP-SECRET"
 READS = 2000  # iterations of a race whose call only reads (a read costs well under a millisecond)

@@ -24,7 +24,7 @@ from fs_tools import Workspace
 from fs_tools.stores.location import shown_url
 from fs_tools.stores.redis import RedisStore, SharedKeys
 from policy import ABSENT, Present
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,7 @@ def test_keys_are_relative_to_the_root_that_holds_them() -> None:
 
 def test_an_unreachable_server_is_a_one_line_error_that_hides_the_password(tmp_path: Path) -> None:
     pytest.importorskip("redis", reason="redis-py is not installed (the redis extra)")
-    from tests.redis_server import _free_port
+    from tests.support.redis_server import _free_port
 
     url = f"redis://:hunter2@127.0.0.1:{_free_port()}/0"
     with pytest.raises(ValueError) as caught:
@@ -294,7 +294,7 @@ def test_redis_stopping_fails_calls_closed_and_an_empty_restart_asks_for_a_read(
 @contextlib.contextmanager
 def _replica(root: Path, url: str) -> Iterator[int]:
     """``fs-tools serve --transport http --store URL`` on a free loopback port, until the block ends."""
-    from tests.redis_server import _free_port
+    from tests.support.redis_server import _free_port
 
     port = _free_port()
     argv = [sys.executable, "-m", "fs_tools", "serve", "--root", str(root), "--transport", "http", "--no-token"]
@@ -566,7 +566,7 @@ def test_a_replica_session_crowded_out_takes_its_observations_with_it(
     mcp = pytest.importorskip("mcp")
     from fs_tools.mcp import http as mcp_http
     from fs_tools.mcp import server as mcp_server
-    from tests.in_process_http import serving
+    from tests.support.in_process_http import serving
 
     (root / "a.txt").write_text("one\n")
     audit = tmp_path / "audit.jsonl"
@@ -603,7 +603,7 @@ def test_a_replica_session_crowded_out_takes_its_observations_with_it(
 
 
 def test_history_in_redis_lists_the_recent_entries_of_every_session(root: Path, redis_url: str) -> None:
-    from tests.test_errors_say_why import recent_entries_of_every_session
+    from tests.support.histories import recent_entries_of_every_session
 
     with Workspace(root, store=redis_url) as ws:
         assert ws.history is not None

@@ -20,8 +20,8 @@ from fs_tools import Workspace
 from fs_tools.errors import HarnessError
 from fs_tools.history.model import encode_steps, load_entry, load_json
 from fs_tools.stores.sqlite import SqliteStore
-from tests.redis_server import RedisServer
-from tests.test_cli import _env, _host_error, _run
+from tests.support.cli import assert_host_error, cli_env, run_cli
+from tests.support.redis_server import RedisServer
 
 # --- D: an unknown scheme:// -------------------------------------------------------------------------------
 
@@ -32,8 +32,8 @@ UNKNOWN = "nosuchscheme://127.0.0.1:1/0"
 def test_serve_refuses_an_unknown_store_scheme_and_makes_nothing(root: Path, tmp_path: Path) -> None:
     cwd = tmp_path / "cwd"
     cwd.mkdir()
-    done = _run("serve", "--root", str(root), "--store", UNKNOWN, cwd=cwd)
-    _host_error(done, repr(UNKNOWN), "unknown scheme 'nosuchscheme://'", "redis://")
+    done = run_cli("serve", "--root", str(root), "--store", UNKNOWN, cwd=cwd)
+    assert_host_error(done, repr(UNKNOWN), "unknown scheme 'nosuchscheme://'", "redis://")
     assert list(cwd.iterdir()) == []  # was: a directory 'nosuchscheme:' holding a SQLite file
 
 
@@ -41,11 +41,11 @@ def test_call_refuses_an_unknown_state_scheme_without_showing_its_password(root:
     (root / "a.txt").write_text("one\n")
     cwd = tmp_path / "cwd"
     cwd.mkdir()
-    done = _run(
+    done = run_cli(
         "call", "--root", str(root), "--session", "k", "--state", "nosuch://me:hunter2@127.0.0.1:1/0",
         "read", '{"file_path": "a.txt"}', cwd=cwd,
     )  # fmt: skip
-    _host_error(done, "'nosuch://me:***@127.0.0.1:1/0'", "unknown scheme 'nosuch://'")
+    assert_host_error(done, "'nosuch://me:***@127.0.0.1:1/0'", "unknown scheme 'nosuch://'")
     assert "hunter2" not in done.stderr
     assert list(cwd.iterdir()) == []
 
@@ -158,11 +158,11 @@ def test_the_library_refuses_a_store_file_inside_a_root(
 def test_call_still_refuses_a_store_inside_a_root_with_exit_2(root: Path, tmp_path: Path) -> None:
     (root / "a.txt").write_text("one\n")
     (tmp_path / "link").symlink_to(root)
-    done = _run(
+    done = run_cli(
         "call", "--root", "root", "--state", "link/s.db", "--session", "k", "read", '{"file_path": "a.txt"}',
         cwd=tmp_path,
     )  # fmt: skip
-    _host_error(done, "the observation store 'link/s.db' lies inside the workspace root 'root'", "the default is")
+    assert_host_error(done, "the observation store 'link/s.db' lies inside the workspace root 'root'", "the default is")
     assert not (root / "s.db").exists()
 
 
@@ -232,7 +232,7 @@ def test_fs_tools_history_prints_one_line_for_a_tampered_row(root: Path, tmp_pat
     with sqlite3.connect(store) as db:
         db.execute(f"UPDATE history SET {column} = ? WHERE tool = 'write'", (value,))
     for command in (["history"], ["diff"]):
-        done = _run(*command, "--root", str(root), "--state", str(store), "--session", "agent", cwd=tmp_path)
+        done = run_cli(*command, "--root", str(root), "--state", str(store), "--session", "agent", cwd=tmp_path)
         assert done.returncode == 1, (done.returncode, done.stderr)  # the command line was fine: not 2
         assert done.stderr.startswith("fs-tools: error: STORE_UNAVAILABLE: the history store's entry 2 is damaged")
         assert done.stderr.count("\n") == 1 and fact in done.stderr and "Traceback" not in done.stderr
@@ -346,13 +346,35 @@ def test_any_stored_row_loads_or_is_a_value_error(at: object, tool: object, step
 def test_the_latest_time_a_row_may_carry_shows_in_every_time_zone(root: Path, tmp_path: Path) -> None:
     store = tmp_path / "state.db"
     _recorded(root, store)
-    east = _env(TZ="Pacific/Kiritimati")  # UTC+14: the end of year 9999 UTC is year 10000 there
+    east = cli_env(TZ="Pacific/Kiritimati")  # UTC+14: the end of year 9999 UTC is year 10000 there
     for at, shown in ((253_370_764_800, "9999-01-01 14:00:00"), (253_402_300_799, None)):
         with sqlite3.connect(store) as db:
             db.execute("UPDATE history SET at = ? WHERE tool = 'write'", (at,))
-        done = _run("history", "--root", str(root), "--state", str(store), "--session", "agent", env=east)
+        done = run_cli("history", "--root", str(root), "--state", str(store), "--session", "agent", env=east)
         if shown is not None:
             assert done.returncode == 0 and shown in done.stdout, done.stderr
         else:
             assert done.returncode == 1 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
             assert "its time is 253402300799.0, not a time a clock gives" in done.stderr
+
+
+def test_a_host_store_with_a_bind_of_its_own_is_bound_and_taken_for_shared(root: Path) -> None:
+    """A host's observation store that binds to the roots (its own shared backend) is bound, and brief
+    re-reads are off with it (the session may have read the file elsewhere since)."""
+    from policy import MemoryStore
+
+    class Shared(MemoryStore):
+        bound: tuple[str, ...] = ()
+
+        def bind(self, roots: Any) -> None:
+            self.bound = tuple(roots)
+
+    (root / "a.txt").write_text("one\n")
+    store = Shared()
+    with Workspace(root, store=store) as ws:
+        session = ws.session("s")
+        assert store.bound == (str(root.resolve()),)
+        first = session.call("read", {"file_path": "a.txt"})
+        again = session.call("read", {"file_path": "a.txt"})
+        assert "1\tone" in first.text and "1\tone" in again.text  # the whole text again, not "unchanged"
+        assert ws.store.observed("s") == store.observed("s") != {}

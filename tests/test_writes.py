@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from fs_tools import Session, Workspace
-from fs_tools.result import ToolResult
+from tests.support.faults import cause_errnos, mutate
 
 TEMP_GLOB = "*.fs-tools.tmp"
 PROVIDER_OS = "fs_tools.provider.files.os"  # the os module as the provider sees it
@@ -37,16 +37,6 @@ def _no_temp_left_behind(tmp_path: Path) -> Iterator[None]:
     assert temps_under(tmp_path) == []
 
 
-def mutate(session: Session, tool: str, path: str, old: str, new: str) -> ToolResult:
-    """Change ``old`` into ``new`` with ``tool``; for write, ``new`` is the whole content."""
-    if tool == "write":
-        return session.call("write", {"file_path": path, "content": new})
-    if tool == "edit":
-        return session.call("edit", {"file_path": path, "old_string": old, "new_string": new})
-    assert tool == "multi_edit"
-    return session.call("multi_edit", {"file_path": path, "edits": [{"old_string": old, "new_string": new}]})
-
-
 def read_ok(session: Session, path: str) -> None:
     result = session.call("read", {"file_path": path})
     assert not result.is_error, result.text
@@ -54,17 +44,6 @@ def read_ok(session: Session, path: str) -> None:
 
 def mode_of(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
-
-
-def cause_errnos(result: ToolResult) -> list[int | None]:
-    """The errno of every OSError in the result's exception chain."""
-    found: list[int | None] = []
-    exc: BaseException | None = result.exception
-    while exc is not None:
-        if isinstance(exc, OSError):
-            found.append(exc.errno)
-        exc = exc.__cause__ or exc.__context__
-    return found
 
 
 def current_umask() -> int:

@@ -5,7 +5,7 @@
   words end: after ``_``, ``::``, ``/``, ``.``, ``-`` or a space. Short names never wrap (extra.css).
 - A heading may wrap after an underscore (the error codes' sections, on a phone).
 
-tests/docs_screenshots.py checks in a browser that no name is broken mid-word.
+tests/support/docs_screenshots.py checks in a browser that no name is broken mid-word.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, cast, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from fs_tools.history.model import DEFAULT_HISTORY_BYTES, HistoryStore
 from fs_tools.provider import VersionCache
@@ -96,15 +96,20 @@ def as_store(given: object, roots: Sequence[str | os.PathLike[str]], *, max_hist
 
 class HostStore:
     """A host's own ``ObservationStore``: its observations, its ``history`` if it has one (else one in
-    this process), nothing shared that the workspace must know of."""
+    this process). One with a ``bind`` of its own is taken for a shared one (bound to the roots, brief
+    re-reads off), as it always was; anything else it offers (a registry of MCP sessions) is its own."""
 
-    shared = False
     contents: VersionCache | None = None
 
     def __init__(self, observations: ObservationStore, *, max_history_bytes: int) -> None:
         self.observations = observations
         kept = getattr(observations, "history", None)
         self.history: HistoryStore = kept if kept is not None else MemoryHistory(max_history_bytes)
+        self._bind = getattr(observations, "bind", None)
+        self.shared = callable(self._bind)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.observations, name)
 
     def get(self, session: str, key: str) -> Observation | None:
         return self.observations.get(session, key)
@@ -119,7 +124,8 @@ class HostStore:
         return self.observations.observed(session)
 
     def bind(self, roots: Sequence[str]) -> None:
-        pass
+        if callable(self._bind):
+            self._bind(roots)
 
     def close(self) -> None:
         closer = getattr(self.observations, "close", None)

@@ -39,6 +39,7 @@ from fs_tools.errors import (
     MissingPath,
     NotRegularFile,
     OmissionPlaceholder,
+    SeenAbsent,
     ToolArgsError,
     path_label,
 )
@@ -188,7 +189,7 @@ def _check(ctx: ToolContext, plan: _Plan) -> None:
     try:
         plan.before = capture(ctx, change.path)
     except MissingPath as exc:
-        if isinstance(exc, MissingParent):
+        if isinstance(exc, MissingParent | SeenAbsent):  # not "Update File of a new file": said as it is
             raise
         raise MissingPath(
             f"{path_label(change.path)!r} does not exist: *** Update File changes an existing file "

@@ -16,6 +16,7 @@ from fs_tools.errors import (
     HarnessError,
     MissingPath,
     NotRegularFile,
+    ReadTooLarge,
     Remedy,
     SamePath,
     TooLarge,
@@ -49,6 +50,10 @@ class OntoItself(SamePath):
     remedy = Remedy("Nothing to copy: give a destination that is another path.", _onto_itself)
 
 
+def _over(display: str, limit: int) -> str:
+    return f"{display!r} is over {limit:,} bytes, the host's limit for a file fs-tools writes"
+
+
 class _Kept:
     """The source's bytes, up to the host's limit for a file fs-tools writes (memory never grows past it)."""
 
@@ -61,10 +66,7 @@ class _Kept:
     def feed(self, chunk: bytes) -> None:
         self.size += len(chunk)
         if self.size > self.limit:
-            raise SourceTooLarge(
-                f"{self.display!r} is over {self.limit:,} bytes, the host's limit for a file fs-tools writes",
-                details={"limit": self.limit},
-            )
+            raise SourceTooLarge(_over(self.display, self.limit), details={"limit": self.limit})
         self.chunks.append(chunk)
 
 
@@ -94,7 +96,11 @@ class CopyOutput(ToolOutputModel):
 
 def run_copy(ctx: ToolContext, args: CopyArgs) -> ToolOutput:
     source = path_label(args.source)
-    _, found = ctx.provider.read(args.source, lambda: _Kept(source, ctx.provider.max_file_bytes), cancel=ctx.cancel)
+    limit = ctx.provider.max_file_bytes
+    try:
+        _, found = ctx.provider.read(args.source, lambda: _Kept(source, limit), cancel=ctx.cancel)
+    except ReadTooLarge as exc:  # past what fs-tools reads at all: past what it writes too
+        raise SourceTooLarge(_over(source, limit), details={"limit": limit}) from exc
     if found is None:
         raise MissingPath(f"{source!r} does not exist")
     kept, scan = found

@@ -1,6 +1,6 @@
 """Look at the documentation site in a real browser: screenshots and layout checks.
 
-    python tests/docs_screenshots.py [--site DIR] [--out DIR]
+    python tests/support/docs_screenshots.py [--site DIR] [--out DIR]
 
 Builds the site (``mkdocs build --strict``, unless ``--site`` names a built one), serves it on
 127.0.0.1, opens every page in headless Chromium at 1366 px and 390 px wide, saves a full-page PNG
@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WIDTHS = (1366, 390)
 HEIGHT = {1366: 900, 390: 844}
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

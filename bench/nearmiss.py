@@ -17,7 +17,7 @@ counts on all three when the file ends up as meant.
     python -m bench.nearmiss --smoke       # 4 per mutation: checks the command works
     python -m bench.nearmiss -v            # and every message that misses a column
 
-The test suite runs a small seeded set of the same cases (``tests/test_nearmiss.py``).
+The test suite runs a small seeded set of the same cases (``tests/teaching/test_nearmiss.py``).
 """
 
 from __future__ import annotations

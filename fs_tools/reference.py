@@ -4,7 +4,7 @@ Every example is produced by running fs-tools in a scratch workspace: tool pages
 they return; the error reference triggers each code for real (the few that need a fault — a full disk,
 a permission the root user would bypass, a crashing tool — inject it for the one call) and fails loudly
 if a scenario produces another code. ``python -m fs_tools.reference DIR`` writes the pages (``docs``
-for the committed ones, which ``tests/test_docs.py`` checks are what the code generates now).
+for the committed ones, which ``tests/project/test_docs.py`` checks are what the code generates now).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ import regex
 re_parser: Any = importlib.import_module("re._parser")
 _LITERAL = re_parser.LITERAL
 # ASCII letters that, ignoring case, also match a non-ASCII character in the regex engine
-# (tests/test_prefilter.py enumerates every code point to prove this list complete).
+# (tests/operations/test_prefilter.py enumerates every code point to prove this list complete).
 FOLDS_BEYOND_ASCII = frozenset("iIkKsS")
 _UNSAFE = frozenset("\r\n{}]\ufffd")
 

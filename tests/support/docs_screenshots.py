@@ -10,7 +10,7 @@ of each under ``--out`` and checks, in the browser, what a reader would see as b
 - a code name in a table cell, or a heading, is broken mid-word (``ToolArgsErro|r``);
 - the text of a code block runs under its copy button.
 
-It prints one line per finding and exits 1 if there is any. ``tests/test_docs.py`` runs the same
+It prints one line per finding and exits 1 if there is any. ``tests/project/test_docs.py`` runs the same
 check (and skips, saying why, where Chromium is not installed).
 
 Chromium is driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``: NUL-separated

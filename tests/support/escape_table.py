@@ -1,6 +1,6 @@
 """The escape table (after Go's root_test.go): every way out of a root, each with a control case, and
-every operation that takes a path; tests/test_escape_table.py runs it against the tools,
-tests/test_escape_table_hooks.py against what the hooks call."""
+every operation that takes a path; tests/safety/test_escape_table.py runs it against the tools,
+tests/safety/test_escape_table_hooks.py against what the hooks call."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Scripted stand-ins for the model APIs of Claude Code, Gemini CLI and Codex, so that the real CLIs run offline in
-tests/test_harness_clis.py. Standard library only: an HTTP server on a free loopback port, in a thread.
+tests/surfaces/test_harness_clis.py. Standard library only: an HTTP server on a free loopback port, in a thread.
 
 A script is a list of :class:`Turn` s, one per model turn of the agent loop: tool calls, or a final text.
 The turn answered is the number of model turns already in the request's conversation, so a retried request

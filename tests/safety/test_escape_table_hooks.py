@@ -1,4 +1,4 @@
-"""The escape table (tests/test_escape_table.py) against what the hooks call: ``Session.check`` of every
+"""The escape table (tests/safety/test_escape_table.py) against what the hooks call: ``Session.check`` of every
 change the harnesses make, and ``Session.observe`` / ``adopt`` of every attempt's file. A check must answer
 what the call answers (the table's expected code; a success is "checked") and change nothing, anywhere;
 observe and adopt must refuse what read refuses and never touch, record or show what is outside."""

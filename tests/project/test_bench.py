@@ -16,7 +16,7 @@ from bench.gates import NullStore, policy_off
 from fs_tools import Workspace, gating
 from fs_tools.testing import assert_error, assert_ok
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("size", [1 << 10, 100 << 10])

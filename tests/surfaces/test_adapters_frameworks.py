@@ -14,7 +14,7 @@ import pytest
 
 from fs_tools import Session, Workspace
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "integrations"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "integrations"
 
 
 def _run_docs_example(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

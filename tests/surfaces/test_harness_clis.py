@@ -30,7 +30,7 @@ import pytest
 
 from tests.support.harness_fakes import FakeAnthropic, FakeGemini, FakeModelAPI, FakeOpenAI, Turn, call
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HARNESS_DIR = Path(os.environ.get("FS_TOOLS_HARNESS_DIR", REPO / ".ci" / "harnesses"))
 FS_TOOLS = [sys.executable, "-m", "fs_tools"]  # with PYTHONPATH at this checkout: the code under test
 CLI_TIMEOUT = 180  # seconds; a run takes a few

@@ -15,7 +15,7 @@ from fs_tools.adapters import anthropic, gemini, openai
 from fs_tools.adapters.schemas import schema_nodes
 from fs_tools.tools import ALL_TOOLS
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "integrations"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "integrations"
 
 
 @pytest.mark.parametrize("page", ["openai.md", "anthropic.md", "gemini.md"])

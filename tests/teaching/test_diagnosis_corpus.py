@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "diagnosis_corpus"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diagnosis_corpus"))
 import scorer
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "diagnostics.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"
 HELD_OUT = scorer.HERE / "held_out.jsonl"
 
 

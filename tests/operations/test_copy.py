@@ -1,7 +1,7 @@
 """``copy`` (SPEC §21): a file within the roots, byte for byte with its mode less the set-id bits; an existing
 destination only with ``overwrite`` and a read of it at its current version; the copy observed by the
-session and recorded in history. Its escapes are in tests/test_escape_table.py, its hostile paths in
-tests/test_fuzz_paths.py."""
+session and recorded in history. Its escapes are in tests/safety/test_escape_table.py, its hostile paths in
+tests/safety/test_fuzz_paths.py."""
 
 from __future__ import annotations
 

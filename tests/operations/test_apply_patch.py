@@ -13,7 +13,7 @@ from fs_tools import Session, Workspace
 from fs_tools.result import ToolResult
 from tests.support.patches import WritesBetween
 
-SCENARIOS = Path(__file__).parent / "codex_scenarios"
+SCENARIOS = Path(__file__).parents[1] / "codex_scenarios"
 # Where fs-tools keeps a guarantee Codex does not: the scenario's expected tree is not ours.
 DIFFERENT = {
     # Codex leaves the file an earlier section added when a later one fails; a patch here applies whole or

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "agent-fs-tools"
 
 # An instruction that would fetch the unrelated PyPI project "fs-tools": pip/pipx/uv installs, uvx --from,

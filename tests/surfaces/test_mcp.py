@@ -293,7 +293,7 @@ def _http_server(root: Path) -> Iterator[str]:
             "http",
             "--port",
             str(port),
-            "--no-token",  # the scenario, not the token (tests/test_hardening_server.py)
+            "--no-token",  # the scenario, not the token (tests/safety/test_hardening_server.py)
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 # Lowest first. A module may import modules of its own layer or of lower ones, never of a higher one.
 LAYERS: list[tuple[str, ...]] = [

@@ -397,7 +397,7 @@ def test_pydantic_ais_test_model_on_the_full_toolset_ends_in_edits_retries(sessi
 
 # -- the docs' examples --------------------------------------------------------------------------------
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "testing.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 
 
 def test_the_docs_examples_run_through_the_installed_entry_point(tmp_path: Path) -> None:

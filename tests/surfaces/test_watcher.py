@@ -20,7 +20,7 @@ from fs_tools.provider import version_of
 from fs_tools.watcher import CREATED, DELETED, MODIFIED, WATCHDOG_NEEDED, Change, watchdog_version
 
 # fs-tools installs with watchdog 6 (Google ADK pins it), where Workspace(watch=True) is refused instead:
-# tests/test_watchdog_floor.py checks that refusal there, and these run wherever watching is possible.
+# tests/surfaces/test_watchdog_floor.py checks that refusal there, and these run wherever watching is possible.
 pytestmark = pytest.mark.skipif(
     watchdog_version() < WATCHDOG_NEEDED, reason="watchdog < 7.1 installed: Workspace(watch=True) is refused"
 )

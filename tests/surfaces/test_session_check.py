@@ -12,7 +12,7 @@ import pytest
 from fs_tools import Session, Workspace
 from fs_tools.result import ToolResult
 
-SCENARIOS = Path(__file__).parent / "codex_scenarios"
+SCENARIOS = Path(__file__).parents[1] / "codex_scenarios"
 
 
 def _tree(root: Path) -> dict[str, bytes]:

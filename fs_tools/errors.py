@@ -64,7 +64,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 MAX_PATH_LABEL = 160
@@ -116,6 +116,15 @@ class HarnessError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+    def restated(self, message: str) -> Self:
+        """The same condition with the same facts, in other words (a remedy appended, another name for the
+        path): no constructor runs again, so a condition's keyword facts are kept as they are."""
+        again = type(self).__new__(type(self), message)
+        again.__dict__.update(vars(self))
+        again.message = message
+        again.args = (message,)
+        return again
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled with its facts as they are (a condition's constructor may take them as keywords)."""
@@ -258,6 +267,22 @@ class NotText(FsError):
     """The file is binary or not valid UTF-8."""
 
     default_code = "FS_NOT_TEXT"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        appears: str | None = None,  # what it appears to be, in words ("a PNG image")
+        family: str | None = None,  # what kind of thing that is ("image", "encoding"): the remedy follows it
+        encoding: str | None = None,  # iconv's name of the encoding it appears to be in
+        offset: int | None = None,  # where decoding failed
+    ) -> None:
+        facts = {"appears": appears, "family": family, "encoding": encoding, "offset": offset}
+        super().__init__(message, details={name: value for name, value in facts.items() if value is not None})
+        self.appears = appears
+        self.family = family
+        self.encoding = encoding
+        self.offset = offset
 
 
 class TooLarge(FsError):

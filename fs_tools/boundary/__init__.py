@@ -85,10 +85,7 @@ def remediate(exc: HarnessError, tools: Mapping[str, str] | Collection[str] = ()
         message = render(exc, exc.details, shown)
     if message == exc.message:
         return exc
-    out = type(exc).__new__(type(exc), message)  # its facts copied as they are: no constructor runs again
-    out.__dict__.update(vars(exc))
-    out.message = message
-    out.args = (message,)
+    out = exc.restated(message)
     out.__cause__ = exc
     out.__traceback__ = None
     return out
@@ -255,11 +252,13 @@ _NOT_TEXT_STEP = {
 
 
 def _not_text(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    appears, family = details.get("appears"), details.get("family")
+    if not isinstance(exc, NotText):  # pragma: no cover - the remedy of NotText and its kin only
+        return exc.message
+    appears, family = exc.appears, exc.family
     if family in ("not-notebook", "broken-text", "binary-text"):
         return f"{exc.message} — {_NOT_TEXT_STEP[str(family)]}"
-    if family == "encoding" and details.get("encoding"):
-        step = f"{_NOT_TEXT_STEP['encoding']} (for example: iconv -f {details['encoding']} -t UTF-8)"
+    if family == "encoding" and exc.encoding:
+        step = f"{_NOT_TEXT_STEP['encoding']} (for example: iconv -f {exc.encoding} -t UTF-8)"
         return f"{exc.message}; it appears to be {appears} — {step}"
     if not appears:
         return f"{exc.message} — it is not UTF-8 text: leave it alone, or ask the user what it is"

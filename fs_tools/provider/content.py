@@ -106,11 +106,8 @@ class TextDecoder:
             self.problem = NotText(
                 f"{self.display!r} is not valid UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {offset} "
                 "cannot be decoded",
-                details={
-                    "offset": offset,
-                    "reason": "utf8",
-                    **appears(self._head, nul=False, around=self._around(exc)),
-                },
+                offset=offset,
+                **appears(self._head, nul=False, around=self._around(exc)),
             )
             self.problem.__cause__ = exc
             return ""
@@ -118,7 +115,8 @@ class TextDecoder:
             offset = self._consumed + nul
             self.problem = NotText(
                 f"{self.display!r} looks binary: it contains a NUL byte at offset {offset}",
-                details={"offset": offset, "reason": "nul", **appears(self._head, nul=True)},
+                offset=offset,
+                **appears(self._head, nul=True),
             )
             return ""
         self._consumed += len(chunk)
@@ -152,7 +150,9 @@ class TextDecoder:
             )
             self.problem = NotText(
                 f"{self.display!r} begins with a {name} BOM but is not valid {name}: {what}",
-                details={"offset": offset, "reason": "encoding", "encoding": self.encoding, "family": "broken-text"},
+                offset=offset,
+                encoding=self.encoding,
+                family="broken-text",
             )
             self.problem.__cause__ = exc
             return ""
@@ -161,7 +161,9 @@ class TextDecoder:
             offset = self._consumed - buffered + len(text[:nul].encode(self.encoding))
             self.problem = NotText(
                 f"{self.display!r} looks binary: it contains a NUL character at offset {offset} (read as {name})",
-                details={"offset": offset, "reason": "nul", "encoding": self.encoding, "family": "binary-text"},
+                offset=offset,
+                encoding=self.encoding,
+                family="binary-text",
             )
             return ""
         self._consumed += len(chunk)

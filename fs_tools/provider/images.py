@@ -143,7 +143,8 @@ def show_image(
     if "broken" in answer:
         raise NotText(
             f"{display!r} starts like {words} but cannot be decoded ({answer['broken']})",
-            details={"appears": f"{words} that is truncated or corrupt", "family": "broken-image"},
+            appears=f"{words} that is truncated or corrupt",
+            family="broken-image",
         )
     raise _too_large(answer, display, words, max_bytes)
 

@@ -311,7 +311,7 @@ def notebook_or_refuse(data: bytes, display: str) -> Notebook:
         why = _why_not(data)
     raise NotText(
         f"{display!r} is not a Jupyter notebook fs-tools can change: {why}",
-        details={"reason": "notebook", "family": "not-notebook"},
+        family="not-notebook",
     )
 
 

@@ -62,7 +62,8 @@ def read_pdf(
             raise NotText(
                 f"{display!r} is an encrypted PDF that fs-tools cannot open (it needs a password, or a "
                 "cipher this installation lacks)",
-                details={"appears": "an encrypted PDF", "family": "encrypted-pdf"},
+                appears="an encrypted PDF",
+                family="encrypted-pdf",
             )
         _refuse(first, display)
         pages = PdfPages(int(first["count"]))  # type: ignore[call-overload]
@@ -80,5 +81,6 @@ def _refuse(message: dict[str, object], display: str) -> None:
         where = f" (page {message['page']})" if "page" in message else ""
         raise NotText(
             f"{display!r} starts like a PDF but cannot be read{where}: {message['broken']}",
-            details={"appears": "a PDF that is damaged or unsupported", "family": "broken-pdf"},
+            appears="a PDF that is damaged or unsupported",
+            family="broken-pdf",
         )

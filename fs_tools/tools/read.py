@@ -365,7 +365,7 @@ def _shown_once(ctx: ToolContext, data: bytes, display: str, announced: str, ima
     first, found = images[key]
     if isinstance(found, FsError):
         message = found.message.replace(repr(first), repr(display))
-        raise type(found)(message, code=found.code, details=found.details) from found
+        raise found.restated(message) from found
     return found
 
 

@@ -281,7 +281,7 @@ def test_the_pipe_recipe_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     def closed(*args: object, **kwargs: object) -> int:
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(cli, "run_cli", closed)
+    monkeypatch.setattr(cli, "_run", closed)
     assert cli.main(["demo"]) == 141  # a stdout without a descriptor (capsys) is left alone
 
 

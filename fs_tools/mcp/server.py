@@ -102,24 +102,6 @@ def stdio_inline_tools(workspace: Workspace) -> frozenset[str]:
     return frozenset(name for name, tool in workspace.tools.items() if tool.run in inline)
 
 
-# Files whose read decodes an image, starts the PDF reader or parses a notebook: 0.1 s to seconds, run in a
-# worker thread even where reads run inline, so the server keeps answering (and a cancellation reaches the
-# read). Told by name, for scheduling only: what a read shows is decided by the file's content.
-_HEAVY_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf", ".ipynb")
-
-
-def heavy_read(raw: object) -> bool:
-    """Whether a read's arguments (a mapping, or its JSON text) name a file whose read is slow to run."""
-    if isinstance(raw, str):
-        lowered = raw.lower()
-        return any(f'{suffix}"' in lowered for suffix in _HEAVY_SUFFIXES) or '"pages"' in lowered
-    if not isinstance(raw, dict):
-        return False
-    names = [value for value in raw.values() if isinstance(value, str)]
-    names += [item for value in raw.values() if isinstance(value, list) for item in value if isinstance(item, str)]
-    return "pages" in raw or any(name.lower().endswith(_HEAVY_SUFFIXES) for name in names)
-
-
 def build_server(
     workspace: Workspace,
     session_of: SessionOf,
@@ -149,7 +131,9 @@ def build_server(
         session = "?"
         try:
             session = session_of(ctx)
-            if params.name in inline and not heavy_read(raw):
+            tool = workspace.tools.get(params.name)
+            slow = tool is not None and tool.slow is not None and tool.slow(raw)
+            if params.name in inline and not slow:
                 result = workspace.session(session).call(params.name, raw)
             else:
                 result = await workspace.session(session).acall(params.name, raw)

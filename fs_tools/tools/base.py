@@ -100,6 +100,9 @@ class Tool(Generic[A]):
     # Its change can be checked without being made (``Session.check``): every write it makes goes through
     # ``gating.commit_gated``, or it raises ``gating.Checked`` itself before writing in check mode.
     checkable: bool = False
+    # Whether a call's arguments (a mapping, or their JSON text) ask for slow work (an image decoded, the
+    # PDF reader started): a server runs such a call in a worker thread even where it runs others inline.
+    slow: Callable[[object], bool] | None = None
 
     def schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": published_schema(self.arguments)}

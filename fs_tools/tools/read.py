@@ -527,6 +527,25 @@ def _value(
     }
 
 
+# Files whose read decodes an image, starts the PDF reader or parses a notebook: 0.1 s to seconds, which a
+# server runs in a worker thread even where reads run inline, so it keeps answering (and a cancellation
+# reaches the read). Told by name, for scheduling only: what a read shows is decided by the file's content.
+_HEAVY_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf", ".ipynb")
+
+
+def slow_read(raw: object) -> bool:
+    """Whether a read's arguments (a mapping, or its JSON text) name a file whose read is slow to run."""
+    if isinstance(raw, str):
+        lowered = raw.lower()
+        return any(f'{suffix}"' in lowered for suffix in _HEAVY_SUFFIXES) or '"pages"' in lowered
+    if not isinstance(raw, dict):
+        return False
+    names = [value for value in raw.values() if isinstance(value, str)]
+    names += [item for value in raw.values() if isinstance(value, list) for item in value if isinstance(item, str)]
+    return "pages" in raw or any(name.lower().endswith(_HEAVY_SUFFIXES) for name in names)
+
+
+
 READ = Tool(
     name="read",
     description=(
@@ -545,6 +564,7 @@ READ = Tool(
     preconditions="Records the version it read: a later write or edit of the file is checked against it.",
     example=Example({"file_path": "src/app.py", "offset": 1, "limit": 2}),
     present=present_read,
+    slow=slow_read,
 )
 
 

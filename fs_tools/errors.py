@@ -258,6 +258,11 @@ class NotRegularFile(FsError):
 
     default_code = "FS_NOT_REGULAR_FILE"
 
+    def __init__(self, message: str, *, kind: str | None = None, details: Mapping[str, Any] | None = None) -> None:
+        facts = {**(details or {}), **({"kind": kind} if kind is not None else {})}
+        super().__init__(message, details=facts)
+        self.kind = facts.get("kind")  # what is there ("directory", "fifo", ...), where it is known
+
 
 class DestinationNotFile(NotRegularFile):
     """A move's destination is an existing directory, FIFO, socket or device, which a move never replaces."""

@@ -197,7 +197,7 @@ def _destination_not_file(exc: HarnessError, details: Mapping[str, Any], tools: 
 
 
 def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if details.get("kind") == "directory" and "list" in tools:
+    if isinstance(exc, NotRegularFile) and exc.kind == "directory" and "list" in tools:
         return f"{exc.message} — use {tools['list']} to see its entries"
     return exc.message
 

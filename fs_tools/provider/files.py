@@ -637,7 +637,7 @@ class FileProvider:
             if current is not None and not stat.S_ISREG(current.st_mode):
                 kind = describe_kind(current.st_mode)
                 raise DestinationNotFile(
-                    f"{display!r} is {kind}; a move never replaces one", details={"kind": kind_of(current.st_mode)}
+                    f"{display!r} is {kind}; a move never replaces one", kind=kind_of(current.st_mode)
                 )
             expected = gate.expect_destination(self._state(dst))
             if current is None and dst.dir_fd is None:
@@ -1019,7 +1019,7 @@ class FileProvider:
             listener.operation_started(target.key)
         self._check_content_size(len(data), display)
         if target.name is None:
-            raise NotRegularFile(f"{display!r} is a directory, not a regular file", details={"kind": "directory"})
+            raise NotRegularFile(f"{display!r} is a directory, not a regular file", kind="directory")
         if target.dir_fd is None:
             if expected is not None:
                 raise vanished(display)
@@ -1373,7 +1373,7 @@ def _refuse_special(target: Resolved, done: str) -> None:
     current = target.leaf_stat()
     kind = describe_kind(current.st_mode) if current is not None else "not a regular file"
     raise NotRegularFile(
-        f"{display!r} is {kind}; only files, directories and symlinks are {done}", details={"kind": kind}
+        f"{display!r} is {kind}; only files, directories and symlinks are {done}", kind=kind
     )
 
 

@@ -35,7 +35,7 @@ def map_os_error(exc: OSError, display: str) -> FsError:
     if code == errno.ENOTDIR:
         return NotDirectory(f"{display!r}: a component of the path is not a directory", details=details)
     if code == errno.EISDIR:
-        return NotRegularFile(f"{display!r} is a directory, not a regular file", details={"kind": "directory"})
+        return NotRegularFile(f"{display!r} is a directory, not a regular file", kind="directory")
     if code in _PERMISSION:
         return PermissionDenied(f"{display!r}: permission denied by the operating system ({reason})", details=details)
     if code in _NO_SPACE:

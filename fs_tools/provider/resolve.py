@@ -421,5 +421,5 @@ def require_regular(st: os.stat_result, display: str) -> None:
     kind = describe_kind(st.st_mode)
     raise NotRegularFile(
         f"{display!r} is {kind}, not a regular file",
-        details={"kind": "directory" if stat.S_ISDIR(st.st_mode) else kind},
+        kind="directory" if stat.S_ISDIR(st.st_mode) else kind,
     )

@@ -111,7 +111,7 @@ def run_copy(ctx: ToolContext, args: CopyArgs) -> ToolOutput:
     try:
         replaced = check_replace(ctx, args.destination, kind="a copy never replaces one")
     except NotRegularFile as exc:  # a directory there: the destination is the new file's whole path
-        raise DestinationNotFile(exc.message, details=exc.details) from exc
+        raise DestinationNotFile(exc.message, kind=exc.kind) from exc
     if replaced is not None and (replaced.stat.st_dev, replaced.stat.st_ino) == (scan.stat.st_dev, scan.stat.st_ino):
         raise OntoItself(f"{source!r} and {path_label(args.destination)!r} are the same file")
     if replaced is not None and not args.overwrite:

@@ -109,6 +109,8 @@ class HostStore:
         self.shared = callable(self._bind)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "observations":  # not set yet (a copy being made): never look it up through itself
+            raise AttributeError(name)
         return getattr(self.observations, name)
 
     def get(self, session: str, key: str) -> Observation | None:

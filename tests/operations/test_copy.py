@@ -5,15 +5,20 @@ tests/safety/test_fuzz_paths.py."""
 
 from __future__ import annotations
 
+import itertools
 import os
+import random
+import signal
 import stat
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from fs_tools import Session, Workspace
 from fs_tools.testing import assert_error, assert_ok
+from tests.support.faults import needs_fork
 
 BINARY = bytes(range(256)) * 3
 
@@ -151,3 +156,36 @@ def test_two_sessions_copying_to_one_new_path_at_once_never_clobber(root: Path, 
     assert lost.error is not None and lost.error.code == "FS_NOT_OBSERVED", lost.text
     assert (root / "out.txt").read_bytes() == (root / won[0]).read_bytes()
     assert sorted(os.listdir(root)) == ["one.txt", "out.txt", "two.txt"]
+
+
+@needs_fork
+def test_a_copy_killed_at_any_moment_leaves_the_old_or_the_new_file_whole(root: Path) -> None:
+    """A process copying over one destination again and again, killed at random moments: the destination
+    always holds one source whole, the sources are untouched, and the next copy sweeps what was left."""
+    one, two = bytes(range(256)) * 4096, bytes(reversed(range(256))) * 4096  # 1 MiB each, every byte differs
+    (root / "one.bin").write_bytes(one)
+    (root / "two.bin").write_bytes(two)
+    rng = random.Random(34)
+    for _ in range(25):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child copies until it is killed
+            try:
+                with Workspace(root) as workspace:
+                    session = workspace.session("copier")
+                    for n in itertools.count():
+                        session.call("read", {"file_path": "out.bin"})  # binary: refused, but observed
+                        source = "one.bin" if n % 2 else "two.bin"
+                        session.call("copy", {"source": source, "destination": "out.bin", "overwrite": True})
+            finally:
+                os._exit(0)
+        time.sleep(rng.uniform(0.0, 0.15))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        assert (root / "one.bin").read_bytes() == one and (root / "two.bin").read_bytes() == two
+        if (root / "out.bin").exists():
+            assert (root / "out.bin").read_bytes() in (one, two)
+    with Workspace(root) as workspace:
+        session = workspace.session("after")
+        session.call("read", {"file_path": "out.bin"})
+        assert_ok(session.call("copy", {"source": "one.bin", "destination": "out.bin", "overwrite": True}))
+    assert sorted(os.listdir(root)) == ["one.bin", "out.bin", "two.bin"]  # no temp a killed copy left

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fs_tools import gating
-from fs_tools.provider import FileProvider
+from fs_tools.provider import versions
 from policy import Allow, Observation, Present
 from policy.gates import Intent
 
@@ -38,27 +38,25 @@ _ANY = Present("unchecked")
 def policy_off() -> Iterator[None]:
     saved: dict[str, Any] = {
         "decide": gating.decide,
-        "_current": FileProvider._current,
-        "_check_expected": FileProvider._check_expected,
+        "current": versions.current,
+        "check_expected": versions.check_expected,
     }
 
     def decide(intent: Intent, observation: Observation | None) -> Allow:
         return Allow(expect=_ANY)
 
-    def current(self: FileProvider, target: Any, expected: str | None) -> Any:
-        return self._snapshot(target)  # an edit still needs the file's content
+    def current(disk: Any, target: Any, expected: str | None) -> Any:
+        return versions.snapshot(disk, target)  # an edit still needs the file's content
 
-    def check_expected(
-        self: FileProvider, target: Any, current: Any, expected: Any, basis: Any, strict: bool = False
-    ) -> Any:
+    def check_expected(disk: Any, target: Any, now: Any, expected: Any, basis: Any, strict: bool = False) -> Any:
         return basis
 
     gating.decide = decide  # type: ignore[assignment]
-    FileProvider._current = current  # type: ignore[method-assign]
-    FileProvider._check_expected = check_expected  # type: ignore[method-assign]
+    versions.current = current
+    versions.check_expected = check_expected
     try:
         yield
     finally:
         gating.decide = saved["decide"]
-        FileProvider._current = saved["_current"]  # type: ignore[method-assign]
-        FileProvider._check_expected = saved["_check_expected"]  # type: ignore[method-assign]
+        versions.current = saved["current"]
+        versions.check_expected = saved["check_expected"]

@@ -187,8 +187,11 @@ class ProviderListener(Protocol):
 class Provider(Protocol):
     """Confined, versioned access to the files under a workspace's roots."""
 
-    max_file_bytes: int
-    max_read_bytes: int
+    @property
+    def max_file_bytes(self) -> int: ...
+
+    @property
+    def max_read_bytes(self) -> int: ...
 
     @property
     def root_paths(self) -> tuple[str, ...]: ...

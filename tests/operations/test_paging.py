@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fs_tools import Workspace
-from fs_tools.provider import files
+from fs_tools.provider import versions
 from fs_tools.rendering.lines import MAX_LINE_CHARS, number_width, split_lines
 
 PIECES = ["a", "bc", "é", "€", "😀", "\n", "\r\n", "\r", "\t", " ", "\ufeff"]
@@ -35,7 +35,7 @@ def test_a_page_does_not_depend_on_chunk_boundaries(pieces: list[str], chunk: in
     text = "".join(pieces)
     expected, total = _expected(text, offset, limit)
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(files, "_CHUNK", chunk)
+        patch.setattr(versions, "CHUNK", chunk)
         Path(tmp, "f.txt").write_bytes(text.encode("utf-8"))
         with Workspace(tmp) as ws:
             result = ws.session("s").call("read", {"file_path": "f.txt", "offset": offset, "limit": limit})
@@ -63,7 +63,7 @@ def test_a_multi_megabyte_line_is_truncated_without_being_held(root: Path, works
 def test_invalid_utf8_split_across_chunks_names_the_byte_offset(
     root: Path, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(files, "_CHUNK", 4)
+    monkeypatch.setattr(versions, "CHUNK", 4)
     (root / "bad.txt").write_bytes("héllo wörld".encode() + b"\xe2\x82" + b"!\n")
     result = workspace.session("s").call("read", {"file_path": "bad.txt"})
     assert result.error is not None and result.error.code == "FS_NOT_TEXT"

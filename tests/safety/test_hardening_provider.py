@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from fs_tools import Workspace
-from fs_tools.provider import FileProvider, files, tempfiles
+from fs_tools.provider import files, tempfiles, versions
 from fs_tools.result import ToolResult
 from fs_tools.testing import ConcurrentWriter, assert_error, assert_ok
 from fs_tools.watcher import WATCHDOG_NEEDED, watchdog_version
@@ -300,12 +300,12 @@ def test_two_outside_saves_that_restore_the_stat_tuple_are_never_overwritten(coa
 def _save_by_rename_after_the_last_check(monkeypatch: pytest.MonkeyPatch, target: Path, content: bytes) -> list[str]:
     """Right after the check under the directory lock (the last moment anything is checked), another
     program saves ``target`` the way editors do: a new file renamed over it."""
-    real = FileProvider._check_expected
+    real = versions.check_expected
     fired: list[str] = []
     calls: list[int] = []
 
-    def check(self: FileProvider, *args: Any) -> Any:
-        checked = real(self, *args)
+    def check(*args: Any) -> Any:
+        checked = real(*args)
         calls.append(1)
         if len(calls) == 2 and not fired:  # the commit's second check is the one under the directory lock
             temp = target.with_name(".editor-save")
@@ -314,7 +314,7 @@ def _save_by_rename_after_the_last_check(monkeypatch: pytest.MonkeyPatch, target
             fired.append("saved")
         return checked
 
-    monkeypatch.setattr(FileProvider, "_check_expected", check)
+    monkeypatch.setattr(versions, "check_expected", check)
     return fired
 
 
@@ -463,7 +463,7 @@ def test_an_orphan_left_later_in_a_long_lived_workspace_is_swept(root: Path, mon
         orphan = _orphan(root)  # a writer killed later, after that sweep
         assert_ok(session.call("write", {"file_path": "b.txt", "content": "2"}))
         assert orphan.exists()  # within the interval the directory is not listed on every write
-        monkeypatch.setattr(ws.provider._sweeper, "interval", 0.0)
+        monkeypatch.setattr(ws.provider.disk.sweeper, "interval", 0.0)
         assert_ok(session.call("write", {"file_path": "c.txt", "content": "3"}))
         assert not orphan.exists(), "an orphan left after the first sweep survived a later write"
     assert sorted(os.listdir(root)) == ["a.txt", "b.txt", "c.txt"]
@@ -485,7 +485,7 @@ def test_a_large_directory_is_swept_a_batch_per_write(root: Path, monkeypatch: p
     monkeypatch.setattr(tempfiles._DirectoryScan, "step", step)
     with Workspace(root) as ws:
         session = ws.session("s")
-        batch = ws.provider._sweeper.batch
+        batch = ws.provider.disk.sweeper.batch
         assert_ok(session.call("write", {"file_path": "big/first.txt", "content": "x"}))
         assert looked == [batch], "the first write looked at more than one batch of entries"
         for i in range(2004 // batch + 1):
@@ -770,7 +770,7 @@ def test_an_interrupt_while_the_displaced_file_is_checked_keeps_the_editors_save
         def interrupted(*args: Any) -> bool:
             raise KeyboardInterrupt
 
-        monkeypatch.setattr(FileProvider, "_is_version", interrupted)
+        monkeypatch.setattr(versions, "is_version", interrupted)
         with pytest.raises(KeyboardInterrupt):
             session.call("write", {"file_path": "f.txt", "content": "mine\n"})
         monkeypatch.undo()
@@ -825,7 +825,7 @@ def test_closing_from_a_watcher_callback_closes_the_workspace(root: Path) -> Non
     assert closed.wait(HANG_GUARD), "the watcher never reported the change"
     assert errors == []
     assert_error(session.call("read", {"file_path": "f.txt"}), "TOOL_ABORTED_BEFORE_DISPATCH")
-    root_fd = ws.provider._resolver.roots[0].fd
+    root_fd = ws.provider.disk.resolver.roots[0].fd
     for _ in range(200):  # the teardown finishes on its own thread once the callback has returned
         try:
             os.fstat(root_fd)
@@ -861,7 +861,7 @@ def test_sweeping_never_moves_the_root_descriptors_offset(root: Path) -> None:
         (root / f"e{i:04d}").touch()
     with Workspace(root) as ws:
         assert_ok(ws.session("s").call("write", {"file_path": "new.txt", "content": "x"}))
-        assert len(os.listdir(ws.provider._resolver.roots[0].fd)) == 3001
+        assert len(os.listdir(ws.provider.disk.resolver.roots[0].fd)) == 3001
 
 
 def test_the_read_limit_is_named_as_such_and_never_below_the_whole_file_limit(root: Path) -> None:

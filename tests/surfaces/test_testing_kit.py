@@ -150,7 +150,7 @@ def test_a_closed_writer_stops_listening(root: Path, workspace: Workspace) -> No
 
 def _listening(workspace: Workspace) -> bool:
     """Whether any listener is attached to the workspace's provider (white-box: its own seam)."""
-    return bool(workspace.provider._listeners)
+    return bool(workspace.provider.disk.listeners)
 
 
 def test_the_assertion_helpers_say_what_they_got(root: Path, session: Session) -> None:

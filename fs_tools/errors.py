@@ -81,8 +81,8 @@ Renderer = Callable[["HarnessError", Mapping[str, Any], Mapping[str, str]], str]
 @dataclass(frozen=True)
 class Remedy:
     """How a model recovers from one kind of failure: in one sentence (the error reference shows it), and
-    — where the error says more — ``render(error, details, tools)``, the message with its recovery
-    appended (``tools``: the tools on offer, by their own names, to the names the model sees)."""
+    — where the error says more — ``render(error, details, offered)``, the message with its recovery
+    appended (``offered``: the abilities on offer, each to how the model calls the tool that has it)."""
 
     summary: str
     render: Renderer | None = None

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
-from fs_tools import adoption
+from fs_tools import abilities, adoption
 from fs_tools.arguments import FilePath, ToolArgs, validate_arguments
 from fs_tools.boundary import internal, remediate
 from fs_tools.errors import (
@@ -47,7 +47,7 @@ from fs_tools.provider import (
 from fs_tools.result import ToolResult
 from fs_tools.stores import Store, as_store, open_store
 from fs_tools.terms import speaking
-from fs_tools.tools import ReadMemory, Tool, ToolContext, checkpoints
+from fs_tools.tools import ALL_TOOLS, ReadMemory, Tool, ToolContext, checkpoints
 from fs_tools.tools.dialects import DIALECTS, Dialect
 from policy import ObservationStore, ProtectedPaths
 
@@ -230,10 +230,10 @@ class Workspace:
         # withheld tool still reaches its read-only gate, so the model learns why, not that it is unknown.
         self.tools: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.read_only or not read_only}
         self._withheld: dict[str, Tool[Any]] = {t.name: t for t in chosen if t.name not in self.tools}
+        # What a remedy may suggest: the abilities of the tools on offer, each to how the model calls it.
+        self._abilities = _abilities_of(self.tools.values())
         # A notebook is read as its cells where its cells can be changed; elsewhere as the JSON an edit changes
-        self._cells = any(
-            t.name.removeprefix(prefix) == "notebook_edit" or "notebook_edit" in t.stands_for for t in chosen
-        )
+        self._cells = abilities.CHANGE_CELLS in _abilities_of(chosen)
         if not self.tools:
             known = self.dialect.tools + self.dialect.extras
             mutating = ", ".join(tool.name for tool in known if not tool.read_only)
@@ -432,9 +432,9 @@ class Workspace:
                 ) from exc
             return ToolResult.success(output.text, value, output.media)
         except NotFound as exc:
-            return ToolResult.failure(remediate(self._with_suggestions(exc, args), self._offered))
+            return ToolResult.failure(remediate(self._with_suggestions(exc, args), self._abilities))
         except HarnessError as exc:
-            return ToolResult.failure(remediate(exc, self._offered))
+            return ToolResult.failure(remediate(exc, self._abilities))
         except Exception as exc:
             return ToolResult.failure(internal(exc, tool_name))
 
@@ -471,22 +471,9 @@ class Workspace:
         exc.details = {**exc.details, "did_you_mean": found}
         return exc
 
-    @property
-    def _offered(self) -> dict[str, str]:
-        """The tools on offer, by fs-tools' names, to how the model calls them (a remedy names one as
-        the model sees it: "use fs_list", "use Write", "use str_replace_based_edit_tool with command
-        create"); a dialect's tool goes by the fs-tools tools whose part it plays."""
-        offered: dict[str, str] = {}
-        for name, tool in self.tools.items():
-            if not tool.stands_for:
-                offered.setdefault(name.removeprefix(self.prefix), name)
-            for canonical, how in tool.stands_for.items():
-                offered.setdefault(canonical, how.format(name=name))
-        return offered
-
     def _explain(self, exc: HarnessError) -> str:
         """The message the model would get for ``exc`` as a call's result: for an error a tool shows inline."""
-        return remediate(exc, self._offered).message
+        return remediate(exc, self._abilities).message
 
     def _tool(self, name: object) -> Tool[Any]:
         if isinstance(name, str):
@@ -526,6 +513,24 @@ def _dialect(name: object) -> Dialect:
     if not isinstance(name, str) or name not in DIALECTS:
         raise ValueError(f"Workspace(dialect=...): unknown dialect {name!r}; valid names: {', '.join(DIALECTS)}")
     return DIALECTS[name]
+
+
+def _abilities_of(tools: Iterable[Tool[Any]]) -> dict[str, str]:
+    """What ``tools`` (as offered, prefixed names and all) let the model do, each ability to how the
+    model calls the first tool that has it ("fs_list", "Write", "str_replace_based_edit_tool with
+    command create"); a dialect's tool has the abilities of the fs-tools tools whose part it plays."""
+    found: dict[str, str] = {}
+    for tool in tools:
+        if tool.stands_for:
+            plays = [(ability, how) for part, how in tool.stands_for.items() for ability in _ABILITIES_OF.get(part, ())]
+        else:
+            plays = [(ability, "{name}") for ability in tool.abilities]
+        for ability, how in plays:
+            found.setdefault(ability, how.format(name=tool.name))
+    return found
+
+
+_ABILITIES_OF = {tool.name: tool.abilities for tool in ALL_TOOLS}  # the fs-tools tools'
 
 
 def _selected_tools(names: Iterable[str] | None, dialect: Dialect) -> list[Tool[Any]]:

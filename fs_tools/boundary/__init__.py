@@ -8,9 +8,10 @@ error is chained as ``__cause__``. Anything unexpected becomes ``INTERNAL_ERROR`
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from fs_tools import abilities
 from fs_tools.boundary import near_miss
 from fs_tools.errors import (
     Aborted,
@@ -68,11 +69,11 @@ STALE_REMEDY = "re-read the file, then retry"
 NOT_OBSERVED_REMEDY = "read the file, then retry"
 
 
-def remediate(exc: HarnessError, tools: Mapping[str, str] | Collection[str] = ()) -> HarnessError:
+def remediate(exc: HarnessError, offered: Mapping[str, str] | None = None) -> HarnessError:
     """The model-facing form of ``exc``: same class and code, rendered details and remedy appended,
-    ``exc`` chained as the cause. Errors with nothing to add pass through unchanged. ``tools`` are the
-    tools on offer, by their own names, or a mapping from those to the names the model sees (a host's
-    prefix): a remedy names only a tool on offer, as the model calls it."""
+    ``exc`` chained as the cause. Errors with nothing to add pass through unchanged. ``offered`` maps
+    the abilities of the tools on offer (``fs_tools.abilities``) to how the model calls the tool that
+    has each: a remedy suggests only what is on offer, and never names a tool itself."""
     if isinstance(exc, Aborted):
         aborted = ToolAborted(f"{exc.message}; nothing was changed")
         aborted.__cause__ = exc
@@ -80,7 +81,7 @@ def remediate(exc: HarnessError, tools: Mapping[str, str] | Collection[str] = ()
     render = remedy_for(type(exc)).render
     if render is None:
         return exc
-    shown = dict(tools) if isinstance(tools, Mapping) else {name: name for name in tools}
+    shown = dict(offered or {})
     with speaking(exc.details.get("terms")):  # an error may name its arguments its own way (a patch's hunk)
         message = render(exc, exc.details, shown)
     if message == exc.message:
@@ -101,7 +102,7 @@ def internal(exc: BaseException, tool: str) -> InternalError:
     return error
 
 
-def _stale(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _stale(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     found = details.get("found")
     lines = details.get("lines")
     cause = _stale_cause(details)
@@ -145,9 +146,9 @@ def _stale_cause(details: Mapping[str, Any]) -> str:
     return ""
 
 
-def _not_observed(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    how = tools.get("read")
-    if how is not None and how != "read":  # a dialect's read, or a prefixed one: named as the model calls it
+def _not_observed(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
+    how = offered.get(abilities.OBSERVE)
+    if how is not None and not NOT_OBSERVED_REMEDY.startswith(f"{how} "):  # the remedy's verb does not name it
         return f"{exc.message} — read the file ({how}), then retry"
     return f"{exc.message} — {NOT_OBSERVED_REMEDY}"
 
@@ -157,7 +158,7 @@ def _nothing_applied(details: Mapping[str, Any]) -> str:
     return " (no edit was applied; the file is unchanged)" if pointer.startswith(f"/{term('edits')}/") else ""
 
 
-def _ambiguous(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _ambiguous(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     lines = list(details.get("lines", []))
     count = int(details.get("count", len(lines)))
     where = ", ".join(str(n) for n in lines)
@@ -182,37 +183,40 @@ def _replace_all() -> str:
     return f", or set {name} to true to replace every occurrence" if name else ""
 
 
-def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     message = near_miss.not_found_message(exc.message + _nothing_applied(details), details)
-    if details.get("notebook") and "notebook_edit" in tools:
+    cells = offered.get(abilities.CHANGE_CELLS)
+    if details.get("notebook") and cells is not None:
         message += (
             f"\nThe file is a Jupyter notebook: its JSON holds each line of a cell as a quoted string, so text copied "
-            f"from read's view of its cells is not in it — change a cell with {tools['notebook_edit']}"
+            f"from the view of its cells is not in it — change a cell with {cells}"
         )
     return message
 
 
-def _destination_not_file(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _destination_not_file(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — give the full new path as {term('destination')} (e.g. 'dir/name'), or choose another"
 
 
-def _not_regular(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if isinstance(exc, NotRegularFile) and exc.kind == "directory" and "list" in tools:
-        return f"{exc.message} — use {tools['list']} to see its entries"
+def _not_regular(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
+    entries = offered.get(abilities.SEE_ENTRIES)
+    if isinstance(exc, NotRegularFile) and exc.kind == "directory" and entries is not None:
+        return f"{exc.message} — use {entries} to see its entries"
     return exc.message
 
 
-def _not_found(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _not_found(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return _did_you_mean(exc, details) or exc.message
 
 
-def _no_file_to_edit(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if "write" not in tools:
-        return _not_found(exc, details, tools)
+def _no_file_to_edit(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
+    create = offered.get(abilities.CREATE)
+    if create is None:
+        return _not_found(exc, details, offered)
     suggested = _did_you_mean(exc, details)
     if suggested:
-        return f"{suggested} (to create a new file, use {tools['write']})"
-    return f"{exc.message} — to create it, use {tools['write']}"
+        return f"{suggested} (to create a new file, use {create})"
+    return f"{exc.message} — to create it, use {create}"
 
 
 def _did_you_mean(exc: HarnessError, details: Mapping[str, Any]) -> str | None:
@@ -224,7 +228,7 @@ def _did_you_mean(exc: HarnessError, details: Mapping[str, Any]) -> str | None:
     return f"{exc.message} — did you mean {listed}?"
 
 
-def _offset_past_end(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _offset_past_end(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     total = exc.total_lines if isinstance(exc, OffsetPastEnd) else 0
     if total == 0:
         return f"{exc.message} — the file is empty; read it without {term('offset')}"
@@ -251,7 +255,7 @@ _NOT_TEXT_STEP = {
 }
 
 
-def _not_text(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _not_text(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     if not isinstance(exc, NotText):  # pragma: no cover - the remedy of NotText and its kin only
         return exc.message
     appears, family = exc.appears, exc.family
@@ -265,96 +269,99 @@ def _not_text(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str,
     return f"{exc.message}; it appears to be {appears} — {_NOT_TEXT_STEP.get(str(family), 'leave it alone')}"
 
 
-def _content_too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _content_too_large(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     if details.get("pointer"):
         return f"{exc.message} — the host limits files to that size; make the edit smaller, or split the file"
     return f"{exc.message} — the host limits files to that size; write less content per file"
 
 
-def _image_too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _image_too_large(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — ask the user for a smaller copy, or for what it shows"
 
 
-def _notebook_too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _notebook_too_large(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return (
         f"{exc.message} — a notebook that large cannot be changed here; ask the user to clear its outputs "
         "(jupyter nbconvert --clear-output --inplace) or to make the change"
     )
 
 
-def _pdf_too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _pdf_too_large(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — read fewer pages at a time with pages, or ask the user for a text version"
 
 
-def _read_too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if "grep" in tools:
-        return f"{exc.message} for reading — use {tools['grep']} to find what you need in it, or ask the user"
+def _read_too_large(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
+    search = offered.get(abilities.SEARCH)
+    if search is not None:
+        return f"{exc.message} for reading — use {search} to find what you need in it, or ask the user"
     return f"{exc.message} for reading — ask the user for the part you need"
 
 
-def _too_large(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _too_large(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return (
         f"{exc.message} — edit and write work on files up to the limit; read still pages through "
         f"larger files with {term('offset')} and {term('limit')}"
     )
 
 
-def _outside(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _outside(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f'{exc.message} — use a path inside the workspace, relative to its root (like "src/app.py")'
 
 
-def _reserved(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _reserved(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — use another file name"
 
 
-def _raced(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _raced(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — retry the call"
 
 
-def _unstable(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _unstable(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — something keeps writing to it; wait until it settles, then read it again"
 
 
-def _same_path(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _same_path(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — nothing to move; give a {term('destination')} that is another path"
 
 
-def _into_itself(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _into_itself(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — choose a destination outside it"
 
 
-def _reader_fault(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _reader_fault(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — a fault in fs-tools, not in the call: retry once, then report it to the host"
 
 
-def _never_replaced(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _never_replaced(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — choose another {term('destination')}"
 
 
-def _already_exists(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _already_exists(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return (
         f"{exc.message} — to replace it, pass {term('overwrite')}=true (you have read it); or choose another "
         f"{term('destination')}"
     )
 
 
-def _not_empty(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
-    if "list" in tools:
-        return f"{exc.message} — delete its entries first ({tools['list']} shows them)"
+def _not_empty(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
+    entries = offered.get(abilities.SEE_ENTRIES)
+    if entries is not None:
+        return f"{exc.message} — delete its entries first ({entries} shows them)"
     return f"{exc.message} — delete its entries first"
 
 
-def _syntax(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _syntax(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — fix that in the new text and send the change again"
 
 
-def _placeholder(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _placeholder(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     if str(details.get("pointer", "")) == term("new_source"):
         return f"{exc.message} — write out the code it stands for: new_source is the cell's whole new source"
-    if str(details.get("pointer", "")) == term("content") and "edit" in tools:
+    change = offered.get(abilities.CHANGE_LINES)
+    if str(details.get("pointer", "")) == term("content") and change is not None:
         return (
             f"{exc.message} — write out the code it stands for, or change only the lines you mean with "
-            f"{tools['edit']} (its {term('old_string')} covering just them)"
+            f"{change} (its {term('old_string')} covering just them)"
         )
     return (
         f"{exc.message} — write out the code it stands for, or make {term('old_string')} cover only the lines you "
@@ -362,7 +369,7 @@ def _placeholder(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[s
     )
 
 
-def _busy(exc: HarnessError, details: Mapping[str, Any], tools: Mapping[str, str]) -> str:
+def _busy(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     return f"{exc.message} — another program is writing there; retry the call in a moment"
 
 

@@ -121,14 +121,14 @@ def http_app(
     store bounds the ids (``replicas``)."""
     server = build_server(workspace, http_sessions, audit=audit)
     server.middleware.append(_handshake_only)
-    store = workspace.store
-    if all(callable(getattr(store, name, None)) for name in ("open_mcp_session", "mcp_session_open")):
+    registry = workspace.store.mcp_sessions
+    if registry is not None:
         # a shared store (Redis): any replica serves any session; the ids live in the store
         from fs_tools.mcp.replicas import SharedSessions
 
         stateless = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=host)
         ended = functools.partial(_forget_http_session, workspace)
-        app: Any = SharedSessions(stateless, store, path="/mcp", ended=ended)  # type: ignore[arg-type]
+        app: Any = SharedSessions(stateless, registry, path="/mcp", ended=ended)
     else:
         app = EndedSessions(
             server.streamable_http_app(

@@ -26,28 +26,17 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import anyio.to_thread
 
 from fs_tools.errors import StoreUnavailable
+from fs_tools.stores import SessionRegistry
 
 log = logging.getLogger("fs_tools.mcp.replicas")
 
 SESSION_HEADER = b"mcp-session-id"
 MAX_OPENING_BYTES = 1 << 20  # an initialize request is a few hundred bytes
-
-
-class SessionRegistry(Protocol):
-    """Where replicas keep the MCP session ids they issued (``RedisStore`` is one)."""
-
-    def open_mcp_session(self, session_id: str) -> list[str]:
-        """Record ``session_id``; the ids ended to make room for it."""
-        ...
-
-    def mcp_session_open(self, session_id: str) -> bool: ...
-
-    def close_mcp_session(self, session_id: str) -> bool: ...
 
 
 class SharedSessions:

@@ -19,7 +19,6 @@ from mcp.shared.message import SessionMessage
 log = logging.getLogger("fs_tools.mcp")
 
 
-
 # --- the stdio wire: lines in, lines out ---------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ from fs_tools.history.model import DEFAULT_HISTORY_BYTES, HistoryStore
 from fs_tools.provider import VersionCache
 from fs_tools.stores.location import KNOWN_STORES, StoreInsideRoot, check_outside_roots, store_location
 from fs_tools.stores.memory import MemoryHistory, ProcessStore
+from fs_tools.stores.registry import SessionRegistry
 from policy import Observation, ObservationStore
 
 
@@ -25,8 +26,10 @@ class Store(ObservationStore, Protocol):
 
     ``shared`` says whether other processes see and change it (a re-read there may have happened
     elsewhere); ``contents`` keeps recently read file contents across processes where the store can
-    (a SQLite file), for stale errors that say what changed; ``bind`` gives it the workspace's canonical
-    roots before the first call (a shared store forms its keys from them)."""
+    (a SQLite file), for stale errors that say what changed; ``mcp_sessions`` is where the replicas of
+    an MCP server share session ids (None: a session stays with the process that opened it); ``bind``
+    gives it the workspace's canonical roots before the first call (a shared store forms its keys from
+    them)."""
 
     @property
     def shared(self) -> bool: ...
@@ -36,6 +39,9 @@ class Store(ObservationStore, Protocol):
 
     @property
     def contents(self) -> VersionCache | None: ...
+
+    @property
+    def mcp_sessions(self) -> SessionRegistry | None: ...
 
     def bind(self, roots: Sequence[str]) -> None: ...
 
@@ -97,7 +103,8 @@ def as_store(given: object, roots: Sequence[str | os.PathLike[str]], *, max_hist
 class HostStore:
     """A host's own ``ObservationStore``: its observations, its ``history`` if it has one (else one in
     this process). One with a ``bind`` of its own is taken for a shared one (bound to the roots, brief
-    re-reads off), as it always was; anything else it offers (a registry of MCP sessions) is its own."""
+    re-reads off), as it always was; one that keeps MCP session ids (``SessionRegistry``) keeps them for
+    the workspace's server too."""
 
     contents: VersionCache | None = None
 
@@ -107,6 +114,7 @@ class HostStore:
         self.history: HistoryStore = kept if kept is not None else MemoryHistory(max_history_bytes)
         self._bind = getattr(observations, "bind", None)
         self.shared = callable(self._bind)
+        self.mcp_sessions = observations if isinstance(observations, SessionRegistry) else None
 
     def __getattr__(self, name: str) -> Any:
         if name == "observations":  # not set yet (a copy being made): never look it up through itself
@@ -140,6 +148,7 @@ __all__ = [
     "HostStore",
     "MemoryHistory",
     "ProcessStore",
+    "SessionRegistry",
     "Store",
     "StoreInsideRoot",
     "as_store",

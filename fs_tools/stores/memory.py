@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from fs_tools.history.model import DEFAULT_HISTORY_BYTES, Entry, HistoryStore, Step, entry_size
 from fs_tools.provider import VersionCache
+from fs_tools.stores.registry import SessionRegistry
 from policy import MemoryStore
 
 
@@ -117,6 +118,7 @@ class ProcessStore(MemoryStore):
 
     shared = False
     contents: VersionCache | None = None
+    mcp_sessions: SessionRegistry | None = None  # a session stays with the process that opened it
 
     def __init__(self, max_history_bytes: int = DEFAULT_HISTORY_BYTES) -> None:
         super().__init__()

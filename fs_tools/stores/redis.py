@@ -276,6 +276,11 @@ class RedisStore:
 
     # --- the MCP sessions replicas share (streamable HTTP) -------------------------------------------
 
+    @property
+    def mcp_sessions(self) -> RedisStore:
+        """Itself: the replicas of an MCP server keep their session ids here."""
+        return self
+
     def open_mcp_session(self, session_id: str) -> list[str]:
         """Record an MCP session id a replica issued: every replica then accepts it until it has gone
         ``mcp_idle_seconds`` without a request. Past ``max_mcp_sessions`` the least recently used ids

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from fs_tools.errors import StoreUnavailable
 from fs_tools.history.model import DEFAULT_HISTORY_BYTES
 from fs_tools.provider import VersionCache
+from fs_tools.stores.registry import SessionRegistry
 from policy import ABSENT, Observation, Present
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ class SqliteStore:
     """
 
     shared = False  # brief re-reads stay on: a process remembers only the reads it served, at their versions
+    mcp_sessions: SessionRegistry | None = None  # a session stays with the process that opened it
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from fs_tools import line_diff
+from fs_tools import abilities, line_diff
 from fs_tools.arguments import Deferred, FilePath, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.checks import syntax
 from fs_tools.checks.placeholders import refuse_placeholders
@@ -509,6 +509,7 @@ _EDIT_PRECONDITIONS = (
 
 EDIT = Tool(
     name="edit",
+    abilities=(abilities.CHANGE_LINES,),
     description=(
         "Replace old_string with new_string in a file. Read the file first in this session (edits are "
         "refused on files you have not read or that changed since). old_string is matched literally and "

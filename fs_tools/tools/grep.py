@@ -11,6 +11,7 @@ from typing import Any
 import regex
 from pydantic import Field
 
+from fs_tools import abilities
 from fs_tools.arguments import SearchPath, ToolArgs, ToolOutputModel, Violation
 from fs_tools.errors import ToolArgsError, ToolTimeout
 from fs_tools.names import visible
@@ -485,6 +486,7 @@ def _value(pattern: str, search: _Search) -> dict[str, object]:
 
 GREP = Tool(
     name="grep",
+    abilities=(abilities.SEARCH,),
     description=(
         "Search file contents with a Python regular expression; prints 'path:line: text' for each matching "
         "line. Searches path (a directory or one file), optionally only files matching glob; skips binary "

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
+from fs_tools import abilities
 from fs_tools.arguments import Integer, SearchPath, ToolArgs, ToolOutputModel
 from fs_tools.names import visible
 from fs_tools.patterns.glob import GlobPattern
@@ -115,6 +116,7 @@ def _skipped(entry: Entry, include_hidden: bool) -> bool:
 
 LIST = Tool(
     name="list",
+    abilities=(abilities.SEE_ENTRIES,),
     description=(
         "List a directory as an indented tree: directories end with '/', files show their size, symlinks are "
         "marked and never followed. Hidden entries (names starting with '.') are left out unless "

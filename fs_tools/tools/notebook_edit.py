@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from fs_tools import abilities
 from fs_tools.arguments import FilePath, Integer, Text, ToolArgs, ToolOutputModel, Violation
 from fs_tools.checks.placeholders import refuse_placeholders
 from fs_tools.errors import NotebookTooLarge, StaleVersion, TooLarge, ToolArgsError, path_label
@@ -332,6 +333,7 @@ def present_notebook_edit(args: Mapping[str, Any]) -> str | None:
 
 NOTEBOOK_EDIT = Tool(
     name="notebook_edit",
+    abilities=(abilities.CHANGE_CELLS,),
     description=(
         "Change one cell of a Jupyter notebook (.ipynb): replace its source, insert a new cell after it, or "
         "delete it. Name the cell by cell_id or by its index (cell, from 0), as read shows them. insert "

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from fs_tools import abilities
 from fs_tools.arguments import FilePath, Integer, Pages, ToolArgs, ToolOutputModel
 from fs_tools.errors import (
     FsError,
@@ -545,9 +546,9 @@ def slow_read(raw: object) -> bool:
     return "pages" in raw or any(name.lower().endswith(_HEAVY_SUFFIXES) for name in names)
 
 
-
 READ = Tool(
     name="read",
+    abilities=(abilities.OBSERVE,),
     description=(
         "Read a text file (UTF-8; UTF-16 or UTF-32 with a BOM). Returns numbered lines ('   12<TAB>text'); the "
         "numbers and the tab are not "

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from fs_tools import abilities
 from fs_tools.arguments import FilePath, Text, ToolArgs, ToolOutputModel
 from fs_tools.checks import syntax
 from fs_tools.checks.placeholders import new_placeholders, refuse_placeholders
@@ -140,6 +141,7 @@ def present_write(args: Mapping[str, Any]) -> str | None:
 
 WRITE = Tool(
     name="write",
+    abilities=(abilities.CREATE,),
     description=(
         "Write a whole file (UTF-8, byte-exact: no newline is added). Creates the file and any missing "
         "parent directories. To replace an existing file you must have read it in this session, and it "

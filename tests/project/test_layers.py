@@ -18,6 +18,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 LAYERS: list[tuple[str, ...]] = [
     (
         "fs_tools.errors",
+        "fs_tools.abilities",
         "fs_tools.names",
         "fs_tools.state",
         "fs_tools.terms",
@@ -156,3 +157,37 @@ def test_tools_do_no_io_and_catch_no_os_error(module: str) -> None:
         if isinstance(node, ast.ExceptHandler) and "OSError" in ast.unparse(node.type or ast.Name("x"))
     ]
     assert caught == [], f"{module} catches OSError at lines {caught}"
+
+
+def _tool_names() -> set[str]:
+    from fs_tools.tools import ALL_TOOLS
+    from fs_tools.tools.dialects import DIALECTS
+
+    every = [*ALL_TOOLS, *(tool for dialect in DIALECTS.values() for tool in dialect.tools + dialect.extras)]
+    return {tool.name for tool in every}
+
+
+def _branches_on(node: ast.AST, names: set[str]) -> list[tuple[int, str]]:
+    """Tool names a node tests or looks up: compared (``== "list"``, ``"list" in tools``), used as a
+    key (``tools["list"]``) or fetched (``tools.get("list")``; a ``details.get`` is a fact's key)."""
+    keys: list[ast.expr] = []
+    if isinstance(node, ast.Compare):
+        keys = [node.left, *node.comparators]
+    elif isinstance(node, ast.Subscript):
+        keys = [node.slice]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        receiver = node.func.value
+        keys = [] if isinstance(receiver, ast.Name) and receiver.id == "details" else node.args[:1]
+    return [(k.lineno, k.value) for k in keys if isinstance(k, ast.Constant) and k.value in names]
+
+
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if m.startswith(("fs_tools.boundary", "fs_tools.workspace")))
+)
+def test_the_boundary_and_the_workspace_never_branch_on_a_tool(module: str) -> None:
+    """A remedy suggests an ability, and the workspace finds the tool on offer that has it: neither
+    tests for a tool's name (a new tool is one tool file, not an edit here)."""
+    tree = ast.parse(MODULES[module].read_text())
+    names = _tool_names()
+    named = sorted(found for node in ast.walk(tree) for found in _branches_on(node, names))
+    assert named == [], f"{module} branches on tool names: {named}"

@@ -225,6 +225,13 @@ class NotFound(FsError):
 class MissingPath(NotFound):
     """Nothing is at the path (the session may have found it absent, or moved or deleted it)."""
 
+    did_you_mean: tuple[str, ...] = ()  # the closest existing paths, where some were found
+
+    def suggest(self, paths: Sequence[str]) -> None:
+        """Name ``paths`` as the closest existing ones (in ``details`` too, for hosts)."""
+        self.did_you_mean = tuple(paths)
+        self.details = {**self.details, "did_you_mean": list(paths)}
+
 
 class NoFileToEdit(MissingPath):
     """An edit of a file that does not exist (a new file is written, not edited)."""

@@ -455,7 +455,7 @@ class Workspace:
 
     def _with_suggestions(self, exc: NotFound, args: object) -> NotFound:
         """A missing path's error with the closest existing paths (``did_you_mean``) in its details."""
-        if not isinstance(exc, MissingPath) or "did_you_mean" in exc.details:
+        if not isinstance(exc, MissingPath) or exc.did_you_mean:
             return exc
         path = next(
             (getattr(args, name) for name in _PATH_ARGUMENTS if isinstance(getattr(args, name, None), str)), None
@@ -468,7 +468,7 @@ class Workspace:
             return exc
         if not found:
             return exc
-        exc.details = {**exc.details, "did_you_mean": found}
+        exc.suggest(found)
         return exc
 
     def _explain(self, exc: HarnessError) -> str:

@@ -29,6 +29,7 @@ from fs_tools.errors import (
     IntroducedSyntaxError,
     InvalidToolOutput,
     IoError,
+    MissingPath,
     NeverReplaced,
     NoFileToEdit,
     NoSpace,
@@ -221,7 +222,7 @@ def _no_file_to_edit(exc: HarnessError, details: Mapping[str, Any], offered: Map
 
 def _did_you_mean(exc: HarnessError, details: Mapping[str, Any]) -> str | None:
     """The message with the closest existing paths the workspace found (``did_you_mean``), if any."""
-    suggested = [str(path) for path in details.get("did_you_mean") or []]
+    suggested = list(exc.did_you_mean) if isinstance(exc, MissingPath) else []
     if not suggested:
         return None
     listed = f"{suggested[0]!r}" if len(suggested) == 1 else "one of " + ", ".join(repr(p) for p in suggested)

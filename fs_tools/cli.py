@@ -304,7 +304,9 @@ def _unwritable_output(exc: OSError) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    _check_leading_options(words)
+    args = _parser().parse_args(words)
     _configure_logging(_choice(args.log_level, LOG_LEVEL_ENV, LOG_LEVELS) or "warning")
     if args.command == "demo":
         from fs_tools.demo import run_demo
@@ -321,6 +323,26 @@ def _run(argv: Sequence[str] | None) -> int:
     if args.command == "hook":
         return _hook(args)
     return _replay(args.log)
+
+
+_TOP_OPTIONS = ("--help", "-h", "--version", "--log-level")  # the options before the command
+
+
+def _check_leading_options(words: list[str]) -> None:
+    """An option before the command that ``fs-tools`` does not have is named (argparse would say only
+    that a command is required): ``fs-tools --verion`` → "unknown option '--verion'; did you mean
+    '--version'?"."""
+    at = 0
+    while at < len(words) and words[at].startswith("-") and words[at] != "--":
+        name = words[at].split("=", 1)[0]
+        known = [option for option in _TOP_OPTIONS if option == name or (len(name) > 3 and option.startswith(name))]
+        if not known:
+            import difflib
+
+            guess = difflib.get_close_matches(name, _TOP_OPTIONS, n=1, cutoff=0.6)
+            hint = f"; did you mean {guess[0]!r}?" if guess else ""
+            raise _BadSetup(f"unknown option {name!r}{hint} (see 'fs-tools --help')")
+        at += 2 if known[0] == "--log-level" and "=" not in words[at] else 1
 
 
 def _output_closed() -> int:
@@ -439,6 +461,14 @@ def _serve(args: argparse.Namespace) -> int:
             if args.transport == "stdio":
                 import asyncio
 
+                if sys.stdin is not None and sys.stdin.isatty():  # a person ran it; a client never does
+                    shown = ", ".join(str(root) for root in workspace.roots)
+                    print(
+                        f"fs-tools: serving MCP on stdio for {shown}: an MCP client starts this command and speaks "
+                        "on its stdin and stdout (for a server to connect to, --transport http); Ctrl-C stops it",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 asyncio.run(mcp_stdio.serve_stdio(workspace, audit=audit))
                 return 0
             try:
@@ -557,8 +587,14 @@ def _check_http_options(host: str, token: str | None, *, no_token: bool, token_g
 
 
 def _call(args: argparse.Namespace) -> int:
-    roots, options = _roots(args.root), _workspace_options(args)
-    session, state = _session_state(args, roots)
+    try:
+        roots, options = _roots(args.root), _workspace_options(args)
+        session, state = _session_state(args, roots)
+    except _BadSetup as exc:  # the arguments' JSON, if bad too, is said in the same line: one retry fixes both
+        bad = _json_problem(args.arguments)
+        if bad is None:
+            raise
+        raise _BadSetup(f"{exc}; and {bad}") from exc
     from fs_tools.workspace import keep_contents_in_store
 
     with _opened_workspace(roots, store=state, **options) as workspace:
@@ -569,6 +605,21 @@ def _call(args: argparse.Namespace) -> int:
         print(f"error: {result.error.code}", file=sys.stderr)
         return TOOL_ERROR
     return 0
+
+
+def _json_problem(text: str) -> str | None:
+    """What is wrong with a call's arguments as JSON (None: they are a JSON object)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return f"the arguments are not valid JSON ({message}{where})"
+    if not isinstance(value, dict):
+        return f'the arguments are JSON {type(value).__name__}, not an object like \'{{"file_path": "a.txt"}}\''
+    return None
 
 
 def _session_state(args: argparse.Namespace, roots: list[str]) -> tuple[str, Path | str]:

@@ -78,8 +78,9 @@ class AuditLog:
         self._file.close()
 
 
-def tool_list(workspace: Workspace) -> list[types.Tool]:
-    return [types.Tool.model_validate(definition) for definition in shapes.tool_definitions(workspace)]
+def tool_list(workspace: Workspace, *, structured: bool = True) -> list[types.Tool]:
+    definitions = shapes.tool_definitions(workspace, structured=structured)
+    return [types.Tool.model_validate(definition) for definition in definitions]
 
 
 def to_call_result(result: ToolResult, *, structured: bool = True) -> types.CallToolResult:
@@ -113,7 +114,7 @@ def build_server(
     """``inline`` names the tools run on the event loop instead of a worker thread; ``structured=False``
     leaves ``structuredContent`` out of results, for a client that would show the model only that (the
     Claude Agent SDK's in-process servers: a read's lines would never reach the model)."""
-    tools = tool_list(workspace)
+    tools = tool_list(workspace, structured=structured)
     schemas = {tool.name: tool.input_schema for tool in tools}
 
     async def on_list_tools(

@@ -17,25 +17,62 @@ if TYPE_CHECKING:
     from fs_tools.workspace import Workspace
 
 
-def tool_definition(tool: Tool[Any]) -> dict[str, Any]:
-    """``{"name", "description", "inputSchema", "annotations"}``; read-only tools carry ``readOnlyHint``,
-    the others ``destructiveHint`` — but for one that only adds (``create_directory``: idempotent)."""
+def tool_definition(tool: Tool[Any], *, structured: bool = True) -> dict[str, Any]:
+    """``{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}``; read-only tools
+    carry ``readOnlyHint``, the others ``destructiveHint`` — but for one that only adds
+    (``create_directory``: idempotent). ``outputSchema`` is the schema of a success's
+    ``structuredContent`` (left out where results carry none: ``structured=False``)."""
     schema = tool.schema()
-    return {
+    definition: dict[str, Any] = {
         "name": schema["name"],
+        "title": tool.title or schema["name"],
         "description": schema["description"],
         "inputSchema": schema["input_schema"],
-        "annotations": {
-            "readOnlyHint": tool.read_only,
-            "destructiveHint": not (tool.read_only or tool.additive),
-            "idempotentHint": tool.read_only or tool.additive,
-            "openWorldHint": False,
-        },
     }
+    if structured:
+        definition["outputSchema"] = output_schema(tool)
+    definition["annotations"] = {
+        "title": tool.title or schema["name"],
+        "readOnlyHint": tool.read_only,
+        "destructiveHint": not (tool.read_only or tool.additive),
+        "idempotentHint": tool.read_only or tool.additive,
+        "openWorldHint": False,
+    }
+    return definition
 
 
-def tool_definitions(workspace: Workspace) -> list[dict[str, Any]]:
-    return [tool_definition(tool) for tool in workspace.tools.values()]
+# What ``structuredContent`` holds when a call fails (``call_result``): the error's class, code and message.
+ERROR_CONTENT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "code": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["name", "code", "message"],
+            "additionalProperties": False,
+        }
+    },
+    "required": ["error"],
+    "additionalProperties": False,
+}
+
+
+def output_schema(tool: Tool[Any]) -> dict[str, Any]:
+    """The JSON Schema of ``structuredContent``: the tool's output model (a success's value), or the
+    error (a failure's: ``{"error": {"name", "code", "message"}}``) — some clients check a failure's
+    content against the schema too."""
+    success = tool.output.model_json_schema()
+    if success.get("type") != "object":  # pragma: no cover - every output model is an object
+        raise AssertionError(f"the output of {tool.name!r} is not an object")
+    definitions = success.pop("$defs", None)
+    schema: dict[str, Any] = {"type": "object", "anyOf": [success, ERROR_CONTENT]}
+    if definitions is not None:
+        schema["$defs"] = definitions  # the success's references point at the root's $defs
+    return schema
+
+
+def tool_definitions(workspace: Workspace, *, structured: bool = True) -> list[dict[str, Any]]:
+    return [tool_definition(tool, structured=structured) for tool in workspace.tools.values()]
 
 
 def call_result(result: ToolResult) -> dict[str, Any]:

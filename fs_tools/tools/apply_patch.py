@@ -624,6 +624,7 @@ def present_apply_patch(args: Mapping[str, Any]) -> str | None:
 
 APPLY_PATCH = Tool(
     name="apply_patch",
+    title="Apply a patch",
     description=(
         "Apply a patch to one or more files, all or nothing. Codex format: '*** Begin Patch', then per file "
         "'*** Add File: path' (lines prefixed '+'), '*** Delete File: path', or '*** Update File: path' "

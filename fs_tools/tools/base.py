@@ -95,6 +95,9 @@ class Tool(Generic[A]):
     # A dialect's tool (SPEC §14): the fs-tools tools whose part it plays, each with how a remedy names
     # it ("{name}" is this tool's name as offered: "{name} with command view"); empty: it is one itself.
     stands_for: Mapping[str, str] = field(default_factory=dict)
+    # A few words for people (an MCP client's tool picker: ``title``); a dialect's tool keeps the one of
+    # the tool it is declared like.
+    title: str = ""
     # What it lets the model do, as remedies speak of it (``fs_tools.abilities``): a remedy that needs one
     # names the tool on offer that has it.
     abilities: tuple[str, ...] = ()

@@ -103,6 +103,7 @@ def run_checkpoint(ctx: ToolContext, args: CheckpointArgs) -> ToolOutput:
 
 CHECKPOINT = Tool(
     name="checkpoint",
+    title="Mark a checkpoint",
     description=("Mark this point in your changes, to see them later (diff) or undo them (rewind). Returns the mark."),
     arguments=CheckpointArgs,
     output=CheckpointOutput,
@@ -170,6 +171,7 @@ def _time(seconds: float) -> str:
 
 HISTORY = Tool(
     name="history",
+    title="List this session's changes",
     description=(
         "List your checkpoints and the changes you made in this session, oldest first, each with the mark "
         "to rewind to (for a change: the point just before it)."
@@ -179,7 +181,7 @@ HISTORY = Tool(
     run=run_history,
     read_only=True,
     preconditions="None.",
-    example=Example({}, setup=(("write", {"file_path": "notes.txt", "content": "draft\n"}),)),
+    example=Example({}, setup=(("write", {"file_path": "draft.txt", "content": "draft\n"}),)),
 )
 
 
@@ -210,6 +212,7 @@ def run_diff(ctx: ToolContext, args: DiffArgs) -> ToolOutput:
 
 DIFF = Tool(
     name="diff",
+    title="Show this session's changes",
     description=(
         "Show what you changed in this session (since a mark, or since your first change) as a unified diff: "
         "one section per file, from before your first change to after your last."
@@ -219,7 +222,7 @@ DIFF = Tool(
     run=run_diff,
     read_only=True,
     preconditions="since, when given, is a mark of this session.",
-    example=Example({}, setup=(("write", {"file_path": "notes.txt", "content": "draft\n"}),)),
+    example=Example({}, setup=(("write", {"file_path": "draft.txt", "content": "draft\n"}),)),
 )
 
 
@@ -271,6 +274,7 @@ def present_rewind(args: Mapping[str, Any]) -> str | None:
 
 REWIND = Tool(
     name="rewind",
+    title="Rewind this session's changes",
     description=(
         "Undo every change you made in this session after a mark (from checkpoint or history): files are put "
         "back as they were, files you created or moved are removed or moved back, one file at a time. A file "
@@ -286,7 +290,7 @@ REWIND = Tool(
     ),
     example=Example(
         {"mark": "m1-1a2b3c4d"},  # the checkpoint's mark (each store's marks are its own)
-        setup=(("checkpoint", {}), ("write", {"file_path": "notes.txt", "content": "draft\n"})),
+        setup=(("checkpoint", {}), ("write", {"file_path": "draft.txt", "content": "draft\n"})),
     ),
     present=present_rewind,
 )

@@ -141,6 +141,7 @@ def present_copy(args: Mapping[str, Any]) -> str | None:
 
 COPY = Tool(
     name="copy",
+    title="Copy a file",
     description=(
         "Copy a file to a new path inside the workspace (byte for byte, with its permission bits); missing "
         "parent directories of destination are created. The source needs no read. An existing file at "

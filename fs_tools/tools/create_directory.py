@@ -44,6 +44,7 @@ def present_create_directory(args: Mapping[str, Any]) -> str | None:
 
 CREATE_DIRECTORY = Tool(
     name="create_directory",
+    title="Create a directory",
     description=(
         "Create a directory, and any missing parent directories. An existing directory is fine (nothing "
         "changes); an existing file of that name is an error. Files need no directory first: write creates "

@@ -78,6 +78,7 @@ def present_delete(args: Mapping[str, Any]) -> str | None:
 
 DELETE = Tool(
     name="delete",
+    title="Delete a file or empty directory",
     description=(
         "Delete a file, a symlink (the link only, never its target) or an empty directory. A file must have "
         "been read in this session and must not have changed since; a directory with entries is refused "

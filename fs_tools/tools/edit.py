@@ -509,6 +509,7 @@ _EDIT_PRECONDITIONS = (
 
 EDIT = Tool(
     name="edit",
+    title="Edit a file",
     abilities=(abilities.CHANGE_LINES,),
     description=(
         "Replace old_string with new_string in a file. Read the file first in this session (edits are "
@@ -531,6 +532,7 @@ EDIT = Tool(
 
 MULTI_EDIT = Tool(
     name="multi_edit",
+    title="Edit a file in several places",
     description=(
         "Apply several edits to one file at once, in order, each seeing the result of the previous one. "
         "All or nothing: if any edit fails, nothing is written and the error names its index. Same rules "

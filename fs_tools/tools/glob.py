@@ -84,6 +84,7 @@ def _descend(entry: Entry) -> bool:
 
 GLOB = Tool(
     name="glob",
+    title="Find files by name",
     description=(
         "Find files by path pattern ('**' crosses directories, '{a,b}' alternates), searching from path. "
         "Returns paths relative to the workspace root, sorted; version-control directories are skipped and "

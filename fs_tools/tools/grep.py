@@ -486,6 +486,7 @@ def _value(pattern: str, search: _Search) -> dict[str, object]:
 
 GREP = Tool(
     name="grep",
+    title="Search files for text",
     abilities=(abilities.SEARCH,),
     description=(
         "Search file contents with a Python regular expression; prints 'path:line: text' for each matching "

@@ -116,6 +116,7 @@ def _skipped(entry: Entry, include_hidden: bool) -> bool:
 
 LIST = Tool(
     name="list",
+    title="List a directory",
     abilities=(abilities.SEE_ENTRIES,),
     description=(
         "List a directory as an indented tree: directories end with '/', files show their size, symlinks are "

@@ -142,6 +142,7 @@ def present_move(args: Mapping[str, Any]) -> str | None:
 
 MOVE = Tool(
     name="move",
+    title="Move or rename",
     description=(
         "Move or rename a file or a directory inside the workspace; missing parent directories of destination "
         "are created. A file must have been read in this session (a directory needs no read). An existing "

@@ -333,6 +333,7 @@ def present_notebook_edit(args: Mapping[str, Any]) -> str | None:
 
 NOTEBOOK_EDIT = Tool(
     name="notebook_edit",
+    title="Edit a notebook cell",
     abilities=(abilities.CHANGE_CELLS,),
     description=(
         "Change one cell of a Jupyter notebook (.ipynb): replace its source, insert a new cell after it, or "

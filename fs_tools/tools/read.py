@@ -548,6 +548,7 @@ def slow_read(raw: object) -> bool:
 
 READ = Tool(
     name="read",
+    title="Read a file",
     abilities=(abilities.OBSERVE,),
     description=(
         "Read a text file (UTF-8; UTF-16 or UTF-32 with a BOM). Returns numbered lines ('   12<TAB>text'); the "

@@ -95,6 +95,7 @@ def present_read_many(args: Mapping[str, Any]) -> str | None:
 
 READ_MANY = Tool(
     name="read_many",
+    title="Read several files",
     description=(
         f"Read several files at once (1 to {MAX_FILES}), each shown as read shows it, under a "
         "'==> path <==' header, with its own footer when it continues. Each file read counts as read for "

@@ -131,6 +131,7 @@ def present_stat(args: Mapping[str, Any]) -> str | None:
 
 STAT = Tool(
     name="stat",
+    title="Describe a path",
     description=(
         "Describe a file or directory without reading it into the conversation: kind, size, mode, "
         "modification time, and for a file its line count, version and whether you have read it in this "

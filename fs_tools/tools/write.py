@@ -141,6 +141,7 @@ def present_write(args: Mapping[str, Any]) -> str | None:
 
 WRITE = Tool(
     name="write",
+    title="Write a file",
     abilities=(abilities.CREATE,),
     description=(
         "Write a whole file (UTF-8, byte-exact: no newline is added). Creates the file and any missing "

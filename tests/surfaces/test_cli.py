@@ -189,6 +189,60 @@ def test_a_missing_root_or_session_names_the_flag_and_the_variable(root: Path, t
     assert_host_error(run_cli("call", "--root", str(root), "read"), "give --session KEY or set $FS_TOOLS_SESSION")
 
 
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (["--verion"], "unknown option '--verion'; did you mean '--version'?"),
+        (["--log-level", "debug", "--hlep"], "unknown option '--hlep'; did you mean '--help'?"),
+        (["--log-lvl=info", "demo"], "unknown option '--log-lvl'; did you mean '--log-level'?"),
+        (["-x", "demo"], "unknown option '-x' (see"),
+    ],
+)
+def test_an_unknown_option_before_the_command_is_named(words: list[str], said: str) -> None:
+    assert_host_error(run_cli(*words), said)
+
+
+def test_an_abbreviated_option_before_the_command_still_works() -> None:
+    done = run_cli("--vers")
+    assert done.returncode == 0 and done.stdout == f"fs-tools {fs_tools.__version__}\n", done.stderr
+
+
+def test_a_call_with_bad_json_and_no_session_says_both_at_once(root: Path) -> None:
+    done = run_cli("call", "--root", str(root), "read", '{"file_path": ')
+    assert_host_error(done, "give --session KEY or set $FS_TOOLS_SESSION; and the arguments are not valid JSON (")
+    assert_host_error(run_cli("call", "read", "[1]"), "$FS_TOOLS_ROOT; and the arguments are JSON list, not an object")
+    alone = run_cli("call", "--root", str(root), "read", "{}")
+    assert_host_error(alone, "give --session KEY or set $FS_TOOLS_SESSION")
+    assert "JSON" not in alone.stderr
+
+
+@NEEDS_MCP
+def test_serve_on_a_terminal_says_what_it_is_doing(root: Path) -> None:
+    """A person who runs `fs-tools serve` by hand learns it is running, on what, and how it is used."""
+    import pty
+
+    primary, secondary = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "fs_tools", "serve", "--root", str(root)],
+        stdin=secondary,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(),
+    ) as server:
+        os.close(secondary)
+        try:
+            assert server.stderr is not None
+            ready, _, _ = select.select([server.stderr], [], [], WAIT)
+            assert ready, "serve printed nothing on a terminal"
+            line = server.stderr.readline().decode()
+        finally:
+            server.terminate()
+            server.wait(WAIT)
+            os.close(primary)
+    assert line.startswith(f"fs-tools: serving MCP on stdio for {root}"), line
+    assert "an MCP client starts this command" in line and "Ctrl-C" in line
+
+
 @NEEDS_MCP
 def test_serve_over_http_prints_the_url_it_listens_on(root: Path) -> None:
     process = subprocess.Popen(
@@ -308,7 +362,7 @@ def test_schema_prints_each_format_from_the_adapters(root: Path) -> None:
     for format, definitions in expected.items():
         assert _schema("--root", str(root), "--format", format) == definitions
     first = expected["mcp"][0]
-    assert set(first) == {"name", "description", "inputSchema", "annotations"}
+    assert set(first) == {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
     assert first["annotations"]["readOnlyHint"] is True
 
 

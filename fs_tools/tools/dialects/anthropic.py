@@ -205,6 +205,7 @@ def _insert(ctx: ToolContext, args: TextEditorArgs) -> ToolOutput:
 
 TEXT_EDITOR = Tool(
     name=NAME,
+    title="View and edit files",
     description=(
         "View, create and edit files. command 'view' shows a file's numbered lines (view_range [first, last], "
         "-1 for the end) or a directory's entries; 'create' writes a new file (an existing one only if you "

@@ -166,9 +166,11 @@ def _parser() -> _Parser:
     serve.add_argument("--port", type=_port, default=8765, help="HTTP port (default 8765; 0 picks a free one)")
     serve.add_argument(
         "--token",
-        help=f"HTTP: require 'Authorization: Bearer TOKEN' on every request (default ${TOKEN_ENV}; prefer "
-        "the variable, since other local users can read a command line). Without either, a token is made "
-        f"for the run and written to {token_file('PORT')} (readable by you only)",
+        action="append",
+        help=f"HTTP: require 'Authorization: Bearer TOKEN' on every request (default ${TOKEN_ENV}, several "
+        "separated by spaces; prefer the variable, since other local users can read a command line). Give one "
+        "per agent to keep the agents' stateless sessions apart. Without either, a token is made for the run "
+        f"and written to {token_file('PORT')} (readable by you only)",
     )
     serve.add_argument(
         "--no-token",
@@ -446,9 +448,12 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         # the SDK by its own name: on PyPI "fs-tools" is an unrelated project (SPEC section 2)
         raise _BadSetup(f"fs-tools serve needs the MCP SDK ({exc}): pip install 'mcp>=2.3,<3'") from exc
-    token = args.token if args.token is not None or args.no_token else _env(TOKEN_ENV)
+    from_env = _env(TOKEN_ENV)
+    tokens: list[str] | None = args.token
+    if tokens is None and not args.no_token and from_env is not None:
+        tokens = from_env.split() or None  # a token has no spaces: several are separated by them
     if args.transport == "http":
-        _check_http_options(args.host, token, no_token=args.no_token, token_given=args.token is not None)
+        _check_http_options(args.host, tokens, no_token=args.no_token, token_given=args.token is not None)
     elif args.token is not None or args.no_token:  # a stdio client is the process that started the server
         flag = "--token" if args.token is not None else "--no-token"
         print(f"fs-tools: warning: {flag} applies to --transport http only; stdio ignores it", file=sys.stderr)
@@ -476,10 +481,10 @@ def _serve(args: argparse.Namespace) -> int:
             except OSError as exc:
                 raise _BadSetup(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
             with contextlib.ExitStack() as made:
-                if token is None and not args.no_token:
-                    token = made.enter_context(_made_token(sock.getsockname()[1], workspace.roots))
+                if tokens is None and not args.no_token:
+                    tokens = [made.enter_context(_made_token(sock.getsockname()[1], workspace.roots))]
                 print(f"fs-tools: serving MCP on {mcp_http.url_of(args.host, sock)}", flush=True)
-                mcp_http.serve_http(workspace, sock, host=args.host, token=token, audit=audit)
+                mcp_http.serve_http(workspace, sock, host=args.host, token=tokens, audit=audit)
     except KeyboardInterrupt:
         pass
     finally:
@@ -562,7 +567,7 @@ def _write_private(path: Path, text: str) -> None:
         raise
 
 
-def _check_http_options(host: str, token: str | None, *, no_token: bool, token_given: bool) -> None:
+def _check_http_options(host: str, tokens: list[str] | None, *, no_token: bool, token_given: bool) -> None:
     """An unusable token, a non-loopback address without one, or --no-token with a token or off loopback
     is a host error."""
     from fs_tools.mcp import http as mcp_http
@@ -574,9 +579,10 @@ def _check_http_options(host: str, token: str | None, *, no_token: bool, token_g
             f"--no-token serves only on a loopback address, and --host {host!r} is not one: any machine that "
             f"reaches it could use the tools; give --token or ${TOKEN_ENV} instead"
         )
-    if token is not None:
+    if tokens is not None:
         try:
-            mcp_http.check_token(token)
+            for token in tokens:
+                mcp_http.check_token(token)
         except ValueError as exc:
             raise _BadSetup(f"--token / ${TOKEN_ENV}: {exc}") from None
     elif not mcp_http.is_loopback(host):

@@ -13,33 +13,16 @@ import logging
 import re
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
-from mcp import MCPError
-from mcp.server import ServerRequestContext
 from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
-from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from fs_tools.mcp.server import AuditLog, build_server, http_sessions
 from fs_tools.workspace import Workspace
 
 log = logging.getLogger("fs_tools.mcp")
-
-
-async def _handshake_only(
-    ctx: ServerRequestContext[Any, Any], call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[Any]]
-) -> Any:
-    """Over HTTP, refuse the session-less protocol era so clients fall back to one with a session id."""
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        raise MCPError(
-            code=UNSUPPORTED_PROTOCOL_VERSION,
-            message="fs-tools keeps per-session observations; use a protocol version with sessions",
-            data={"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": ctx.protocol_version},
-        )
-    return await call_next(ctx)
 
 
 # --- streamable HTTP -------------------------------------------------------------------------------------
@@ -65,16 +48,21 @@ def is_loopback(host: str) -> bool:
 
 
 class BearerToken:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``.
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``, with one of the
+    server's tokens (one per agent keeps the agents' stateless sessions apart: SPEC §20).
 
     A missing, wrong, repeated or differently-schemed header is 401 before the request reaches the MCP
     app (the scheme's name is case-insensitive, as HTTP says). Tokens are compared as SHA-256 digests
     with ``hmac.compare_digest``: in constant time, and without revealing the token's length."""
 
-    def __init__(self, app: Any, token: str) -> None:
-        check_token(token)
+    def __init__(self, app: Any, token: str | Sequence[str]) -> None:
+        tokens = [token] if isinstance(token, str) else list(token)
+        if not tokens:
+            raise ValueError("give at least one HTTP token")
+        for each in tokens:
+            check_token(each)
         self._app = app
-        self._expected = hashlib.sha256(token.encode("ascii")).digest()
+        self._expected = [hashlib.sha256(each.encode("ascii")).digest() for each in tokens]
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan" or self._authorised(scope.get("headers") or ()):
@@ -90,7 +78,10 @@ class BearerToken:
             return False
         scheme, _, token = bytes(values[0]).partition(b" ")
         presented = hashlib.sha256(token.strip()).digest()
-        return hmac.compare_digest(presented, self._expected) and scheme.lower() == b"bearer"
+        matched = False
+        for expected in self._expected:  # every one compared: the time taken does not say which matched
+            matched |= hmac.compare_digest(presented, expected)
+        return matched and scheme.lower() == b"bearer"
 
 
 async def _unauthorised(send: Any) -> None:
@@ -110,17 +101,16 @@ def http_app(
     workspace: Workspace,
     *,
     host: str,
-    token: str | None = None,
+    token: str | Sequence[str] | None = None,
     audit: AuditLog | None = None,
     idle_seconds: float = DEFAULT_SESSION_IDLE_TIMEOUT,
 ) -> Any:
     """The streamable HTTP app at ``/mcp``. On a loopback ``host`` the SDK's Host and Origin checks stop
-    DNS rebinding; with a ``token`` every request must also carry it (``BearerToken``). An MCP session
+    DNS rebinding; with a ``token`` (or several) every request must also carry one (``BearerToken``). An MCP session
     without a request for ``idle_seconds`` ends (the SDK's own default, 30 minutes), and what the
     fs-tools session named by its id kept goes with it (``EndedSessions``); with a shared store the
     store bounds the ids (``replicas``)."""
     server = build_server(workspace, http_sessions, audit=audit)
-    server.middleware.append(_handshake_only)
     registry = workspace.store.mcp_sessions
     if registry is not None:
         # a shared store (Redis): any replica serves any session; the ids live in the store
@@ -271,7 +261,7 @@ def serve_http(
     sock: socket.socket,
     *,
     host: str,
-    token: str | None = None,
+    token: str | Sequence[str] | None = None,
     audit: AuditLog | None = None,
 ) -> None:
     """Serve on ``sock`` (from ``listen``) until SIGINT or SIGTERM."""

@@ -5,13 +5,16 @@ text; the low-level one hands us the arguments exactly as the client sent them, 
 validation and our results are what a client sees. A tool call never becomes a JSON-RPC error: any
 failure, even an unexpected one, is a result with ``isError: true``.
 
-Sessions: one stdio connection is one session. Over HTTP a client's session is its ``mcp-session-id``
-(the server speaks only the handshake protocol versions, which have sessions), or the value of an
-``fs-tools-session`` header when the client sends one to keep its observations across reconnects.
+Sessions (SPEC §20): one stdio connection is one session, in either protocol era. Over HTTP a request
+names its session by an ``fs-tools-session`` header, or by fs-tools' own ``_meta`` key
+(``fs-tools/session``); else a handshake-era request's session is its ``mcp-session-id``, and a
+stateless (2026-07-28) request shares the session of its bearer token — one token per agent keeps
+agents apart — or, on a server without a token, the one session of every such request.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -22,6 +25,7 @@ from typing import Any, TextIO
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from fs_tools import __version__
 from fs_tools.boundary import internal
@@ -34,6 +38,9 @@ from fs_tools.workspace import Workspace
 log = logging.getLogger("fs_tools.mcp")
 
 SESSION_HEADER = "fs-tools-session"
+SESSION_META = "fs-tools/session"  # the same, as a key of a request's _meta (what a header cannot carry)
+_MAX_SESSION_NAME = 256
+TOOLS_TTL_MS = 3_600_000  # tools/list's cache hint (2026-07-28): the tools never change while serving
 SessionOf = Callable[[ServerRequestContext[Any, Any]], str]
 
 
@@ -44,16 +51,29 @@ def stdio_sessions() -> SessionOf:
 
 
 def http_sessions(ctx: ServerRequestContext[Any, Any]) -> str:
-    request = ctx.request
-    headers = getattr(request, "headers", None)
-    if headers is not None:
-        chosen = headers.get(SESSION_HEADER)
-        if chosen:
-            return f"http-header-{chosen}"
-        sid = headers.get("mcp-session-id")
-        if sid:
-            return f"http-{sid}"
+    headers = getattr(ctx.request, "headers", None)
+    chosen = headers.get(SESSION_HEADER) if headers is not None else None
+    if chosen:
+        return f"http-header-{chosen}"
+    named = ctx.meta.get(SESSION_META) if isinstance(ctx.meta, dict) else None
+    if isinstance(named, str) and named and len(named) <= _MAX_SESSION_NAME:
+        return f"http-header-{named}"  # one name, one session, whichever way it was sent
+    sid = headers.get("mcp-session-id") if headers is not None else None
+    if sid:
+        return f"http-{sid}"
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # stateless: the session its token names
+        token = _bearer(headers.get("authorization") if headers is not None else None)
+        if token is None:
+            return "http-untokened"
+        return f"http-token-{hashlib.sha256(token.encode()).hexdigest()[:32]}"
     return f"http-anonymous-{uuid.uuid4().hex}"  # no identity: observations cannot carry over
+
+
+def _bearer(authorization: str | None) -> str | None:
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
 
 
 class AuditLog:
@@ -120,7 +140,8 @@ def build_server(
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        # the same list, in the same order, for the server's whole life: a client may keep it an hour
+        return types.ListToolsResult(tools=tools, ttl_ms=TOOLS_TTL_MS, cache_scope="private")
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

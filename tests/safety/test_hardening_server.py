@@ -784,7 +784,7 @@ def test_an_ended_http_session_takes_its_observations_with_it(root: Path, tmp_pa
     with Workspace(root) as ws, serving(mcp_http.http_app(ws, host="127.0.0.1", audit=log)) as url:
 
         async def read_then_leave() -> tuple[str, dict[str, Any]]:
-            async with Client(url) as client:  # leaving it sends DELETE, as the SDK's client does
+            async with Client(url, mode="legacy") as client:  # leaving it sends DELETE, as the SDK's client does
                 assert not (await client.call_tool("read", {"file_path": "a.txt"})).is_error
                 key = _audited_session(audit)
                 return key, dict(ws.store.observed(key))
@@ -794,7 +794,7 @@ def test_an_ended_http_session_takes_its_observations_with_it(root: Path, tmp_pa
         assert ws.store.observed(key) == {}
 
         async def stray_404_then_write() -> None:  # a 404 off the MCP endpoint says nothing of the session
-            async with Client(url) as client:
+            async with Client(url, mode="legacy") as client:
                 assert not (await client.call_tool("read", {"file_path": "a.txt"})).is_error
                 session_id = _audited_session(audit).removeprefix("http-")
                 async with httpx2.AsyncClient() as plain:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -19,7 +20,9 @@ import pytest
 
 mcp = pytest.importorskip("mcp")
 
+import httpx2  # noqa: E402
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from fs_tools import Workspace  # noqa: E402
 from fs_tools.mcp.server import build_server, stdio_sessions  # noqa: E402
@@ -279,8 +282,9 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _http_server(root: Path) -> Iterator[str]:
+def _http_server(root: Path, tokens: str | None = None) -> Iterator[str]:
     port = _free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("FS_TOOLS_")}
     process = subprocess.Popen(
         [
             sys.executable,
@@ -293,10 +297,11 @@ def _http_server(root: Path) -> Iterator[str]:
             "http",
             "--port",
             str(port),
-            "--no-token",  # the scenario, not the token (tests/safety/test_hardening_server.py)
+            *([] if tokens else ["--no-token"]),  # the scenario, not the token (test_hardening_server.py)
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env=env | ({"FS_TOOLS_TOKEN": tokens} if tokens else {}),
     )
     try:
         for _ in range(200):  # wait until it accepts connections (bounded; not a timing assertion)
@@ -312,12 +317,20 @@ def _http_server(root: Path) -> Iterator[str]:
 
 
 @contextlib.asynccontextmanager
-async def _http_client(url: str) -> AsyncIterator[Any]:
-    async with Client(url) as client:
+async def _http_client(
+    url: str, mode: str = "legacy", token: str | None = None, headers: dict[str, str] | None = None
+) -> AsyncIterator[Any]:
+    sent = {**({"Authorization": f"Bearer {token}"} if token else {}), **(headers or {})}
+    async with (
+        httpx2.AsyncClient(headers=sent) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
+    ):
         yield client
 
 
 def test_http_serves_the_scenario_and_keeps_clients_apart(root: Path) -> None:
+    """The handshake era: each client's MCP session is its own fs-tools session."""
+
     async def run(url: str) -> None:
         async with _http_client(url) as first:
             await _check_tool_list((await first.list_tools()).tools, root)
@@ -330,6 +343,65 @@ def test_http_serves_the_scenario_and_keeps_clients_apart(root: Path) -> None:
 
     with _http_server(root) as url:
         asyncio.run(run(url))
+
+
+MODERN = "2026-07-28"
+
+
+def test_a_stateless_client_reads_then_edits_and_tokens_keep_agents_apart(root: Path) -> None:
+    """The 2026-07-28 era over HTTP (no initialize, no Mcp-Session-Id): a request's session is its bearer
+    token's, so an agent reads then edits, and an agent with another token has not read."""
+
+    async def run(url: str) -> None:
+        async with _http_client(url, MODERN, "token-a") as agent:
+            listed = (await agent.list_tools()).tools
+            await _check_tool_list(listed, root)
+            assert all(tool.title and tool.output_schema for tool in listed)
+            await _scenario(agent.call_tool, root)
+        async with _http_client(url, MODERN, "token-b") as other:
+            change = {"file_path": "app.py", "old_string": "hey", "new_string": "yo"}
+            assert _code(await other.call_tool("edit", change)) == "FS_NOT_OBSERVED"
+        async with _http_client(url, MODERN, "token-a") as again:  # a new connection, the same agent
+            assert _code(await again.call_tool("edit", change)) is None
+        async with _http_client(url, "legacy", "token-a") as legacy:  # the other era, on the same endpoint
+            assert _code(await legacy.call_tool("edit", {**change, "old_string": "yo"})) == "FS_NOT_OBSERVED"
+            assert _code(await legacy.call_tool("read", {"file_path": "app.py"})) is None
+
+    with _http_server(root, tokens="token-a token-b") as url:
+        asyncio.run(run(url))
+
+
+def test_a_stateless_request_names_its_session_by_header_or_meta(root: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    change = {"file_path": "a.txt", "old_string": "one", "new_string": "two"}
+
+    async def run(url: str) -> None:
+        named = {"fs-tools-session": "shared-work"}
+        async with _http_client(url, MODERN, "token-a", named) as first:
+            assert _code(await first.call_tool("read", {"file_path": "a.txt"})) is None
+        async with _http_client(url, MODERN, "token-b", named) as second:  # the name, not the token, decides
+            assert _code(await second.call_tool("edit", change)) is None
+        meta = {"fs-tools/session": "by-meta"}
+        async with _http_client(url, MODERN, "token-a") as first:
+            assert _code(await first.call_tool("read", {"file_path": "a.txt"}, meta=meta)) is None  # type: ignore[arg-type]
+        async with _http_client(url, MODERN, "token-b") as second:
+            back = {"file_path": "a.txt", "old_string": "two", "new_string": "three"}
+            assert _code(await second.call_tool("edit", back)) == "FS_NOT_OBSERVED"  # token-b's own session
+            assert _code(await second.call_tool("edit", back, meta=meta)) is None  # type: ignore[arg-type]
+
+    with _http_server(root, tokens="token-a token-b") as url:
+        asyncio.run(run(url))
+    assert (root / "a.txt").read_text() == "three\n"
+
+
+@pytest.mark.parametrize("mode", [MODERN, "legacy", "auto"])
+def test_stdio_serves_both_eras(root: Path, mode: str) -> None:
+    async def run() -> None:
+        async with Client(_stdio_params(root), mode=mode) as client:  # type: ignore[arg-type]
+            await _check_tool_list((await client.list_tools()).tools, root)
+            await _scenario(client.call_tool, root)
+
+    asyncio.run(run())
 
 
 # --- fs-tools call ------------------------------------------------------------------------------------

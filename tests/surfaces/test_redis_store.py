@@ -560,9 +560,9 @@ def test_mcp_session_limits_must_be_positive_numbers(redis_url: str, option: str
 def test_a_replica_session_crowded_out_takes_its_observations_with_it(
     root: Path, redis_url: str, tmp_path: Path
 ) -> None:
-    """Over HTTP with the real SDK client: the least recently used session gives way when the cap is
-    reached, answers 404 from then on, and its observations are forgotten before the new session's
-    client hears it is open; a DELETE forgets them as well."""
+    """Over HTTP with the real SDK client, in the handshake era (MCP sessions): the least recently used
+    session gives way when the cap is reached, answers 404 from then on, and its observations are
+    forgotten before the new session's client hears it is open; a DELETE forgets them as well."""
     mcp = pytest.importorskip("mcp")
     from fs_tools.mcp import http as mcp_http
     from fs_tools.mcp import server as mcp_server
@@ -583,14 +583,14 @@ def test_a_replica_session_crowded_out_takes_its_observations_with_it(
 
         async def run() -> None:
             async with contextlib.AsyncExitStack() as stack:
-                first = await stack.enter_async_context(mcp.Client(url))
+                first = await stack.enter_async_context(mcp.Client(url, mode="legacy"))
                 assert not (await first.call_tool("read", {"file_path": "a.txt"})).is_error
                 crowded = last_session()
                 assert list(ws.store.observed(crowded)) == seen
-                async with mcp.Client(url) as second:
+                async with mcp.Client(url, mode="legacy") as second:
                     assert not (await second.call_tool("read", {"file_path": "a.txt"})).is_error
                     deleted = last_session()
-                    async with mcp.Client(url):  # the third: the first, least recently used, gives way
+                    async with mcp.Client(url, mode="legacy"):  # the third: the first, least recently used, gives way
                         assert ws.store.observed(crowded) == {}
                         assert list(ws.store.observed(deleted)) == seen
                 assert ws.store.observed(deleted) == {}  # the second left: its DELETE forgot them
@@ -608,3 +608,40 @@ def test_history_in_redis_lists_the_recent_entries_of_every_session(root: Path, 
     with Workspace(root, store=redis_url) as ws:
         assert ws.history is not None
         recent_entries_of_every_session(ws.history)
+
+
+def test_a_stateless_client_reads_on_one_replica_and_edits_on_another(root: Path, redis_url: str) -> None:
+    """SPEC §20: a 2026-07-28 client (no initialize, no Mcp-Session-Id) is known by its token on every
+    replica, so its read on one lets its edit on another through; another agent's token has not read."""
+    mcp = pytest.importorskip("mcp")
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    from fs_tools.mcp import http as mcp_http
+    from tests.support.in_process_http import serving
+
+    (root / "a.txt").write_text("one\n")
+    change = {"file_path": "a.txt", "old_string": "one", "new_string": "two"}
+    with (
+        Workspace(root, store=redis_url) as first,
+        Workspace(root, store=redis_url) as second,
+        serving(mcp_http.http_app(first, host="127.0.0.1", token=["agent-a", "agent-b"])) as one,
+        serving(mcp_http.http_app(second, host="127.0.0.1", token=["agent-a", "agent-b"])) as two,
+    ):
+
+        async def call(url: str, token: str, tool: str, arguments: dict[str, Any]) -> Any:
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+                mcp.Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as client,
+            ):
+                return await client.call_tool(tool, arguments)
+
+        async def run() -> None:
+            assert not (await call(one, "agent-a", "read", {"file_path": "a.txt"})).is_error
+            refused = await call(two, "agent-b", "edit", change)
+            assert refused.is_error and refused.structured_content["error"]["code"] == "FS_NOT_OBSERVED"
+            done = await call(two, "agent-a", "edit", change)
+            assert not done.is_error, done.content[0].text
+
+        asyncio.run(run())
+    assert (root / "a.txt").read_text() == "two\n"

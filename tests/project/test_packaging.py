@@ -108,3 +108,16 @@ def test_the_sdist_ships_the_packages_and_license_and_no_tests_it_cannot_run(tmp
     assert metadata["Name"] == DISTRIBUTION
     assert metadata["License-Expression"] == "MIT"
     assert metadata["Description-Content-Type"] == "text/markdown"
+
+
+def test_the_pydantic_ai_extra_installs_the_provider_its_page_names() -> None:
+    """`pip install '.[pydantic-ai]'`, then the page's agent: the provider of its model must be there."""
+    import re
+
+    page = (ROOT / "docs" / "integrations" / "pydantic-ai.md").read_text(encoding="utf-8")
+    providers = set(re.findall(r'Agent\("([a-z-]+):', page))
+    assert providers, "the page's agent names no model"
+    extras: dict[str, list[str]] = _project()["optional-dependencies"]  # type: ignore[assignment]
+    (slim,) = [r for r in extras["pydantic-ai"] if r.startswith("pydantic-ai-slim")]
+    installed = set(re.findall(r"\[([^\]]*)\]", slim)[0].split(",")) if "[" in slim else set()
+    assert providers <= installed, (providers, slim)

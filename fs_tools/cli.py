@@ -333,17 +333,22 @@ _TOP_OPTIONS = ("--help", "-h", "--version", "--log-level")  # the options befor
 def _check_leading_options(words: list[str]) -> None:
     """An option before the command that ``fs-tools`` does not have is named (argparse would say only
     that a command is required): ``fs-tools --verion`` → "unknown option '--verion'; did you mean
-    '--version'?"."""
+    '--version'?". A long option's unambiguous prefix is that option, as argparse takes it."""
     at = 0
     while at < len(words) and words[at].startswith("-") and words[at] != "--":
         name = words[at].split("=", 1)[0]
-        known = [option for option in _TOP_OPTIONS if option == name or (len(name) > 3 and option.startswith(name))]
+        if name.startswith("--"):
+            known = [option for option in _TOP_OPTIONS if option.startswith("--") and option.startswith(name)]
+        else:
+            known = [name] if name in _TOP_OPTIONS else []
         if not known:
             import difflib
 
             guess = difflib.get_close_matches(name, _TOP_OPTIONS, n=1, cutoff=0.6)
             hint = f"; did you mean {guess[0]!r}?" if guess else ""
             raise _BadSetup(f"unknown option {name!r}{hint} (see 'fs-tools --help')")
+        if len(known) > 1:
+            return  # ambiguous: argparse says so, naming the candidates
         at += 2 if known[0] == "--log-level" and "=" not in words[at] else 1
 
 
@@ -452,6 +457,8 @@ def _serve(args: argparse.Namespace) -> int:
     tokens: list[str] | None = args.token
     if tokens is None and not args.no_token and from_env is not None:
         tokens = from_env.split() or None  # a token has no spaces: several are separated by them
+        if tokens is not None and any(token.lower() == "bearer" for token in tokens):
+            raise _BadSetup(f"${TOKEN_ENV} holds 'Bearer': give the token alone, without the header's scheme")
     if args.transport == "http":
         _check_http_options(args.host, tokens, no_token=args.no_token, token_given=args.token is not None)
     elif args.token is not None or args.no_token:  # a stdio client is the process that started the server

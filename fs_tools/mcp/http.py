@@ -18,8 +18,10 @@ from typing import Any
 
 import anyio
 from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from fs_tools.mcp.server import AuditLog, build_server, http_sessions
+from fs_tools.stores import mcp_sessions_of
 from fs_tools.workspace import Workspace
 
 log = logging.getLogger("fs_tools.mcp")
@@ -111,7 +113,7 @@ def http_app(
     fs-tools session named by its id kept goes with it (``EndedSessions``); with a shared store the
     store bounds the ids (``replicas``)."""
     server = build_server(workspace, http_sessions, audit=audit)
-    registry = workspace.store.mcp_sessions
+    registry = mcp_sessions_of(workspace.store)
     if registry is not None:
         # a shared store (Redis): any replica serves any session; the ids live in the store
         from fs_tools.mcp.replicas import SharedSessions
@@ -163,6 +165,10 @@ class EndedSessions:
             await self._app(scope, receive, send)
             return
         await self._sweep()
+        version = _header(scope.get("headers") or (), b"mcp-protocol-version")
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await self._app(scope, receive, send)  # stateless: whatever id it carries is no session's use
+            return
         given = _header(scope.get("headers") or (), MCP_SESSION_ID)
         deleting = scope.get("method") == "DELETE"
 

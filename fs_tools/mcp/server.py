@@ -14,6 +14,7 @@ agents apart — or, on a server without a token, the one session of every such 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -21,7 +22,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeGuard
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
@@ -51,22 +52,36 @@ def stdio_sessions() -> SessionOf:
 
 
 def http_sessions(ctx: ServerRequestContext[Any, Any]) -> str:
+    """The fs-tools session of an HTTP request (SPEC §20; the module's docstring says the order). A
+    session a client names is its bearer token's own: agents with their own tokens never share one,
+    whatever names they choose."""
     headers = getattr(ctx.request, "headers", None)
+    token = _bearer(headers.get("authorization") if headers is not None else None)
+    owner = f"{_token_id(token)}-" if token is not None else ""
     chosen = headers.get(SESSION_HEADER) if headers is not None else None
-    if chosen:
-        return f"http-header-{chosen}"
-    named = ctx.meta.get(SESSION_META) if isinstance(ctx.meta, dict) else None
-    if isinstance(named, str) and named and len(named) <= _MAX_SESSION_NAME:
-        return f"http-header-{named}"  # one name, one session, whichever way it was sent
-    sid = headers.get("mcp-session-id") if headers is not None else None
-    if sid:
+    if not _usable_name(chosen):
+        chosen = ctx.meta.get(SESSION_META) if isinstance(ctx.meta, dict) else None
+    if _usable_name(chosen):
+        return f"http-header-{owner}{chosen}"  # one name, one session, whichever way it was sent
+    stateless = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+    sid = headers.get("mcp-session-id") if headers is not None and not stateless else None
+    if sid:  # the handshake era's session; a stateless request's id is nobody's to claim
         return f"http-{sid}"
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # stateless: the session its token names
-        token = _bearer(headers.get("authorization") if headers is not None else None)
-        if token is None:
-            return "http-untokened"
-        return f"http-token-{hashlib.sha256(token.encode()).hexdigest()[:32]}"
+    if stateless:  # the session its token names
+        return f"http-token-{_token_id(token)}" if token is not None else "http-untokened"
     return f"http-anonymous-{uuid.uuid4().hex}"  # no identity: observations cannot carry over
+
+
+def _usable_name(name: object) -> TypeGuard[str]:
+    """A session name a client may give: 1 to 256 printable characters."""
+    return isinstance(name, str) and 0 < len(name) <= _MAX_SESSION_NAME and name.isprintable()
+
+
+@functools.lru_cache(maxsize=256)
+def _token_id(token: str) -> str:
+    """What names a token's sessions in the store and the audit log: a slow, salted hash of it (the same
+    on every replica), so a short token cannot be found again from its name by trying candidates fast."""
+    return hashlib.pbkdf2_hmac("sha256", token.encode(), b"fs-tools/session-of-a-token", 100_000).hex()[:32]
 
 
 def _bearer(authorization: str | None) -> str | None:

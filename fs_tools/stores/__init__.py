@@ -26,10 +26,9 @@ class Store(ObservationStore, Protocol):
 
     ``shared`` says whether other processes see and change it (a re-read there may have happened
     elsewhere); ``contents`` keeps recently read file contents across processes where the store can
-    (a SQLite file), for stale errors that say what changed; ``mcp_sessions`` is where the replicas of
-    an MCP server share session ids (None: a session stays with the process that opened it); ``bind``
-    gives it the workspace's canonical roots before the first call (a shared store forms its keys from
-    them)."""
+    (a SQLite file), for stale errors that say what changed; ``bind`` gives it the workspace's canonical
+    roots before the first call (a shared store forms its keys from them). Where the replicas of an MCP
+    server share session ids is a store's to say too, when it can (``SharesMcpSessions``)."""
 
     @property
     def shared(self) -> bool: ...
@@ -40,12 +39,24 @@ class Store(ObservationStore, Protocol):
     @property
     def contents(self) -> VersionCache | None: ...
 
-    @property
-    def mcp_sessions(self) -> SessionRegistry | None: ...
-
     def bind(self, roots: Sequence[str]) -> None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class SharesMcpSessions(Protocol):
+    """A store that says where the replicas of an MCP server keep the session ids they issue (None: a
+    session stays with the process that opened it). Apart from ``Store``, so a host's own store need
+    not have it."""
+
+    @property
+    def mcp_sessions(self) -> SessionRegistry | None: ...
+
+
+def mcp_sessions_of(store: Store) -> SessionRegistry | None:
+    """Where ``store`` keeps MCP session ids for replicas; None where it keeps none."""
+    return store.mcp_sessions if isinstance(store, SharesMcpSessions) else None
 
 
 def open_store(
@@ -149,10 +160,12 @@ __all__ = [
     "MemoryHistory",
     "ProcessStore",
     "SessionRegistry",
+    "SharesMcpSessions",
     "Store",
     "StoreInsideRoot",
     "as_store",
     "check_outside_roots",
+    "mcp_sessions_of",
     "open_store",
     "store_location",
 ]

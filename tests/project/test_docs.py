@@ -326,6 +326,17 @@ SCRIPTED = {
 }
 
 
+def test_the_openai_agents_offline_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """The frameworks page's offline variant, pasted as it is: the SDK's scripted model, no key, no network."""
+    pytest.importorskip("agents")
+    page = INTEGRATIONS / "frameworks.md"
+    code = titled_block(page, "agents_offline.py")
+    exec(compile(code, str(page), "exec"), {"__name__": "agents_offline"})
+    shown = page.read_text(encoding="utf-8").split('```python title="agents_offline.py"', 1)[1]
+    expected = shown.split("```text\n", 1)[1].split("```", 1)[0]
+    assert capsys.readouterr().out == expected
+
+
 def _run_agent_loop(
     page: str, project: Path, capsys: pytest.CaptureFixture[str], sent: Callable[[], list[str]]
 ) -> None:

@@ -378,3 +378,30 @@ def test_a_host_store_with_a_bind_of_its_own_is_bound_and_taken_for_shared(root:
         again = session.call("read", {"file_path": "a.txt"})
         assert "1\tone" in first.text and "1\tone" in again.text  # the whole text again, not "unchanged"
         assert ws.store.observed("s") == store.observed("s") != {}
+
+
+def test_a_hosts_own_complete_store_is_taken_as_it_is(root: Path) -> None:
+    """A host's store with everything ``Store`` asks (and no registry of MCP sessions) is used as given:
+    its remembered contents stay its own, and an HTTP server on it keeps sessions in the process."""
+    from fs_tools.provider import VersionCache
+    from fs_tools.stores import MemoryHistory, Store, mcp_sessions_of
+    from policy import MemoryStore
+
+    class Mine(MemoryStore):
+        shared = False
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.history = MemoryHistory()
+            self.contents = VersionCache()
+
+        def bind(self, roots: Any) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    mine = Mine()
+    assert isinstance(mine, Store)
+    with Workspace(root, store=mine) as ws:
+        assert ws.store is mine and mcp_sessions_of(ws.store) is None

@@ -202,9 +202,16 @@ def test_an_unknown_option_before_the_command_is_named(words: list[str], said: s
     assert_host_error(run_cli(*words), said)
 
 
-def test_an_abbreviated_option_before_the_command_still_works() -> None:
-    done = run_cli("--vers")
+@pytest.mark.parametrize("words", [["--vers"], ["--v"], ["--l", "info", "--version"], ["--log-level=info", "--v"]])
+def test_an_abbreviated_option_before_the_command_still_works(words: list[str]) -> None:
+    done = run_cli(*words)
     assert done.returncode == 0 and done.stdout == f"fs-tools {fs_tools.__version__}\n", done.stderr
+
+
+def test_the_token_variable_holds_tokens_not_a_header(root: Path) -> None:
+    env = cli_env(FS_TOOLS_TOKEN="Bearer secret-token-1")
+    done = run_cli("serve", "--root", str(root), "--transport", "http", "--port", "0", env=env)
+    assert_host_error(done, "$FS_TOOLS_TOKEN holds 'Bearer': give the token alone")
 
 
 def test_a_call_with_bad_json_and_no_session_says_both_at_once(root: Path) -> None:

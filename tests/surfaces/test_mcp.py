@@ -318,11 +318,21 @@ def _http_server(root: Path, tokens: str | None = None) -> Iterator[str]:
 
 @contextlib.asynccontextmanager
 async def _http_client(
-    url: str, mode: str = "legacy", token: str | None = None, headers: dict[str, str] | None = None
+    url: str,
+    mode: str = "legacy",
+    token: str | None = None,
+    headers: dict[str, str] | None = None,
+    issued: list[str] | None = None,
 ) -> AsyncIterator[Any]:
+    """An SDK client; ``issued`` collects the MCP session ids the server hands it."""
     sent = {**({"Authorization": f"Bearer {token}"} if token else {}), **(headers or {})}
+
+    async def note(response: Any) -> None:
+        if issued is not None and response.headers.get("mcp-session-id"):
+            issued.append(response.headers["mcp-session-id"])
+
     async with (
-        httpx2.AsyncClient(headers=sent) as http,
+        httpx2.AsyncClient(headers=sent, event_hooks={"response": [note]}) as http,
         Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
     ):
         yield client
@@ -371,23 +381,34 @@ def test_a_stateless_client_reads_then_edits_and_tokens_keep_agents_apart(root: 
         asyncio.run(run(url))
 
 
-def test_a_stateless_request_names_its_session_by_header_or_meta(root: Path) -> None:
+def test_a_stateless_request_names_its_session_by_header_or_meta_within_its_token(root: Path) -> None:
+    """A name (the fs-tools-session header, or the fs-tools/session key of _meta) keeps a session across
+    connections; it is the token's own, so an agent with another token that picks the same name does not
+    share it; and a stateless request cannot claim a handshake-era session by sending its id."""
     (root / "a.txt").write_text("one\n")
     change = {"file_path": "a.txt", "old_string": "one", "new_string": "two"}
+    back = {"file_path": "a.txt", "old_string": "two", "new_string": "three"}
 
     async def run(url: str) -> None:
-        named = {"fs-tools-session": "shared-work"}
+        named = {"fs-tools-session": "work"}
         async with _http_client(url, MODERN, "token-a", named) as first:
             assert _code(await first.call_tool("read", {"file_path": "a.txt"})) is None
-        async with _http_client(url, MODERN, "token-b", named) as second:  # the name, not the token, decides
-            assert _code(await second.call_tool("edit", change)) is None
+        async with _http_client(url, MODERN, "token-b", named) as other:  # the same name, another agent
+            assert _code(await other.call_tool("edit", change)) == "FS_NOT_OBSERVED"
+        async with _http_client(url, MODERN, "token-a", named) as again:  # the same name and agent
+            assert _code(await again.call_tool("edit", change)) is None
         meta = {"fs-tools/session": "by-meta"}
         async with _http_client(url, MODERN, "token-a") as first:
             assert _code(await first.call_tool("read", {"file_path": "a.txt"}, meta=meta)) is None  # type: ignore[arg-type]
-        async with _http_client(url, MODERN, "token-b") as second:
-            back = {"file_path": "a.txt", "old_string": "two", "new_string": "three"}
-            assert _code(await second.call_tool("edit", back)) == "FS_NOT_OBSERVED"  # token-b's own session
-            assert _code(await second.call_tool("edit", back, meta=meta)) is None  # type: ignore[arg-type]
+            assert _code(await first.call_tool("edit", back)) == "FS_NOT_OBSERVED"  # token-a's unnamed session
+            assert _code(await first.call_tool("edit", back, meta=meta)) is None  # type: ignore[arg-type]
+        issued: list[str] = []
+        async with _http_client(url, "legacy", "token-a", issued=issued) as legacy:
+            assert _code(await legacy.call_tool("read", {"file_path": "a.txt"})) is None
+            assert issued, "the handshake-era client was issued no session id"
+            async with _http_client(url, MODERN, "token-b", {"mcp-session-id": issued[0]}) as intruder:
+                undo = {"file_path": "a.txt", "old_string": "three", "new_string": "four"}
+                assert _code(await intruder.call_tool("edit", undo)) == "FS_NOT_OBSERVED"
 
     with _http_server(root, tokens="token-a token-b") as url:
         asyncio.run(run(url))

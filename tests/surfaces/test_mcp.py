@@ -6,13 +6,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from fs_tools import Workspace  # noqa: E402
 from fs_tools.mcp.server import build_server, stdio_sessions  # noqa: E402
+from tests.support.http_server import http_server  # noqa: E402
 
 Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
 APP = "def greet(name):\n    return 'hi ' + name\n"
@@ -275,47 +274,6 @@ def test_a_tool_that_crashes_is_a_result_not_a_protocol_error(root: Path) -> Non
 # --- streamable HTTP on loopback ----------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _http_server(root: Path, tokens: str | None = None) -> Iterator[str]:
-    port = _free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("FS_TOOLS_")}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fs_tools.cli",
-            "serve",
-            "--root",
-            str(root),
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            *([] if tokens else ["--no-token"]),  # the scenario, not the token (test_hardening_server.py)
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env | ({"FS_TOOLS_TOKEN": tokens} if tokens else {}),
-    )
-    try:
-        for _ in range(200):  # wait until it accepts connections (bounded; not a timing assertion)
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            if process.poll() is not None:
-                raise AssertionError(process.stderr.read().decode() if process.stderr else "server exited")
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
 @contextlib.asynccontextmanager
 async def _http_client(
     url: str,
@@ -351,7 +309,7 @@ def test_http_serves_the_scenario_and_keeps_clients_apart(root: Path) -> None:
                 )
                 assert _code(result) == "FS_NOT_OBSERVED"
 
-    with _http_server(root) as url:
+    with http_server(root) as url:
         asyncio.run(run(url))
 
 
@@ -377,7 +335,7 @@ def test_a_stateless_client_reads_then_edits_and_tokens_keep_agents_apart(root: 
             assert _code(await legacy.call_tool("edit", {**change, "old_string": "yo"})) == "FS_NOT_OBSERVED"
             assert _code(await legacy.call_tool("read", {"file_path": "app.py"})) is None
 
-    with _http_server(root, tokens="token-a token-b") as url:
+    with http_server(root, tokens="token-a token-b") as url:
         asyncio.run(run(url))
 
 
@@ -410,7 +368,7 @@ def test_a_stateless_request_names_its_session_by_header_or_meta_within_its_toke
                 undo = {"file_path": "a.txt", "old_string": "three", "new_string": "four"}
                 assert _code(await intruder.call_tool("edit", undo)) == "FS_NOT_OBSERVED"
 
-    with _http_server(root, tokens="token-a token-b") as url:
+    with http_server(root, tokens="token-a token-b") as url:
         asyncio.run(run(url))
     assert (root / "a.txt").read_text() == "three\n"
 

@@ -12,14 +12,10 @@ suite adds later is in neither list, and fails here until it is placed.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +23,7 @@ from typing import Any
 import pytest
 
 from fs_tools.tools import ALL_TOOLS
+from tests.support.http_server import http_server
 
 pytest.importorskip("mcp")
 
@@ -95,33 +92,12 @@ def conformance() -> list[str]:
     return [node, str(SUITE)]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("conformance-root")
     (root / "a.txt").write_text("one\n")
-    port = _free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("FS_TOOLS_")}
-    command = [sys.executable, "-m", "fs_tools", "serve", "--root", str(root), "--transport", "http"]
-    with subprocess.Popen(
-        [*command, "--port", str(port), "--no-token"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
-    ) as process:
-        try:
-            for _ in range(400):  # until it accepts connections (bounded; not a timing assertion)
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-                if process.poll() is not None:
-                    raise AssertionError(process.stderr.read().decode() if process.stderr else "server exited")
-                time.sleep(0.05)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    with http_server(root) as url:
+        yield url
 
 
 def _run(conformance: list[str], url: str, scenario: str, out: Path) -> list[dict[str, Any]]:

@@ -326,13 +326,20 @@ SCRIPTED = {
 }
 
 
-def test_the_openai_agents_offline_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    """The frameworks page's offline variant, pasted as it is: the SDK's scripted model, no key, no network."""
-    pytest.importorskip("agents")
+@pytest.mark.parametrize(
+    ("title", "framework"),
+    [("agents_offline.py", "agents"), ("autogen_offline.py", "autogen_ext"), ("llamaindex_offline.py", "llama_index")],
+)
+def test_each_offline_framework_example_runs_as_written(
+    title: str, framework: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The frameworks page's offline variants, pasted as they are: each framework's own scripted model,
+    no key, no network; they print what the page says they print."""
+    pytest.importorskip(framework)
     page = INTEGRATIONS / "frameworks.md"
-    code = titled_block(page, "agents_offline.py")
-    exec(compile(code, str(page), "exec"), {"__name__": "agents_offline"})
-    shown = page.read_text(encoding="utf-8").split('```python title="agents_offline.py"', 1)[1]
+    code = titled_block(page, title)
+    exec(compile(code, str(page), "exec"), {"__name__": title.removesuffix(".py")})
+    shown = page.read_text(encoding="utf-8").split(f'```python title="{title}"', 1)[1]
     expected = shown.split("```text\n", 1)[1].split("```", 1)[0]
     assert capsys.readouterr().out == expected
 
@@ -445,7 +452,9 @@ def test_the_layout_check_sees_each_kind_of_breakage(tmp_path: Path) -> None:
         <div class="md-content">
           <table><tr><td><code style="word-break: break-all">ToolArgsError</code></td></tr></table>
           <div style="width: 2000px">wide</div>
-          <pre><nav class="md-code__nav"></nav><code>""" + "x" * 300 + """</code></pre>
+          <pre><nav class="md-code__nav"></nav><code>"""
+        + "x" * 300
+        + """</code></pre>
         </div>""",
         encoding="utf-8",
     )

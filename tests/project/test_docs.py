@@ -328,7 +328,12 @@ SCRIPTED = {
 
 @pytest.mark.parametrize(
     ("title", "framework"),
-    [("agents_offline.py", "agents"), ("autogen_offline.py", "autogen_ext"), ("llamaindex_offline.py", "llama_index")],
+    [
+        ("agents_offline.py", "agents"),
+        ("autogen_offline.py", "autogen_ext"),
+        ("llamaindex_offline.py", "llama_index"),
+        ("smolagents_offline.py", "smolagents"),
+    ],
 )
 def test_each_offline_framework_example_runs_as_written(
     title: str, framework: str, capsys: pytest.CaptureFixture[str]

@@ -17,10 +17,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from fs_tools.mcp.server import AuditLog, build_server, http_sessions
+from fs_tools.mcp.server import AuditLog, build_server, http_sessions, token_id
 from fs_tools.stores import mcp_sessions_of
 from fs_tools.workspace import Workspace
 
@@ -55,7 +57,11 @@ class BearerToken:
 
     A missing, wrong, repeated or differently-schemed header is 401 before the request reaches the MCP
     app (the scheme's name is case-insensitive, as HTTP says). Tokens are compared as SHA-256 digests
-    with ``hmac.compare_digest``: in constant time, and without revealing the token's length."""
+    with ``hmac.compare_digest``: in constant time, and without revealing the token's length.
+
+    A request let through carries who it is (``scope["user"]``, the SDK's ``AuthenticatedUser``, named
+    by ``token_id`` of its token, never the token): the SDK then serves an MCP session only to the token
+    that opened it, and ``server.http_sessions`` names a stateless request's session by it."""
 
     def __init__(self, app: Any, token: str | Sequence[str]) -> None:
         tokens = [token] if isinstance(token, str) else list(token)
@@ -65,25 +71,35 @@ class BearerToken:
             check_token(each)
         self._app = app
         self._expected = [hashlib.sha256(each.encode("ascii")).digest() for each in tokens]
+        self._users = [_user(token_id(each)) for each in tokens]  # the slow hash, once per token, here
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan" or self._authorised(scope.get("headers") or ()):
+        if scope["type"] == "lifespan":
             await self._app(scope, receive, send)
+            return
+        user = self._authorised(scope.get("headers") or ())
+        if user is not None:
+            await self._app(dict(scope, user=user), receive, send)
         elif scope["type"] == "http":
             await _unauthorised(send)
         else:  # a websocket, or anything else a future server grows: refused the same way
             await send({"type": "websocket.close", "code": 1008})
 
-    def _authorised(self, headers: Any) -> bool:
+    def _authorised(self, headers: Any) -> AuthenticatedUser | None:
         values = [value for name, value in headers if name.lower() == b"authorization"]
         if len(values) != 1:
-            return False
+            return None
         scheme, _, token = bytes(values[0]).partition(b" ")
         presented = hashlib.sha256(token.strip()).digest()
-        matched = False
-        for expected in self._expected:  # every one compared: the time taken does not say which matched
-            matched |= hmac.compare_digest(presented, expected)
-        return matched and scheme.lower() == b"bearer"
+        found = None
+        for index, expected in enumerate(self._expected):  # all compared: the time does not say which matched
+            if hmac.compare_digest(presented, expected):
+                found = index
+        return self._users[found] if found is not None and scheme.lower() == b"bearer" else None
+
+
+def _user(identity: str) -> AuthenticatedUser:
+    return AuthenticatedUser(AccessToken(token=identity, client_id=identity, scopes=[]))
 
 
 async def _unauthorised(send: Any) -> None:
@@ -108,8 +124,8 @@ def http_app(
     idle_seconds: float = DEFAULT_SESSION_IDLE_TIMEOUT,
 ) -> Any:
     """The streamable HTTP app at ``/mcp``. On a loopback ``host`` the SDK's Host and Origin checks stop
-    DNS rebinding; with a ``token`` (or several) every request must also carry one (``BearerToken``). An MCP session
-    without a request for ``idle_seconds`` ends (the SDK's own default, 30 minutes), and what the
+    DNS rebinding; with a ``token`` (or several) every request must also carry one (``BearerToken``). An
+    MCP session without a request for ``idle_seconds`` ends (the SDK's own default, 30 minutes), and what the
     fs-tools session named by its id kept goes with it (``EndedSessions``); with a shared store the
     store bounds the ids (``replicas``)."""
     server = build_server(workspace, http_sessions, audit=audit)

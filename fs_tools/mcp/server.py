@@ -14,7 +14,6 @@ agents apart — or, on a server without a token, the one session of every such 
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
@@ -26,6 +25,7 @@ from typing import Any, TextIO, TypeGuard
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from fs_tools import __version__
@@ -52,23 +52,26 @@ def stdio_sessions() -> SessionOf:
 
 
 def http_sessions(ctx: ServerRequestContext[Any, Any]) -> str:
-    """The fs-tools session of an HTTP request (SPEC §20; the module's docstring says the order). A
-    session a client names is its bearer token's own: agents with their own tokens never share one,
-    whatever names they choose."""
-    headers = getattr(ctx.request, "headers", None)
-    token = _bearer(headers.get("authorization") if headers is not None else None)
-    owner = f"{_token_id(token)}-" if token is not None else ""
+    """The fs-tools session of an HTTP request (SPEC §20; the module's docstring says the order). Who a
+    request is comes from the server's token check (``http.BearerToken``): a session a client names is
+    its token's own, so agents with their own tokens never share one, whatever names they choose; on a
+    server without tokens an ``Authorization`` header names nobody."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    scope = getattr(request, "scope", None)
+    user = scope.get("user") if isinstance(scope, dict) else None
+    owner = user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
     chosen = headers.get(SESSION_HEADER) if headers is not None else None
     if not _usable_name(chosen):
         chosen = ctx.meta.get(SESSION_META) if isinstance(ctx.meta, dict) else None
-    if _usable_name(chosen):
-        return f"http-header-{owner}{chosen}"  # one name, one session, whichever way it was sent
+    if _usable_name(chosen):  # one name, one session, whichever way it was sent
+        return f"http-token-{owner}-named-{chosen}" if owner is not None else f"http-header-{chosen}"
     stateless = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
     sid = headers.get("mcp-session-id") if headers is not None and not stateless else None
-    if sid:  # the handshake era's session; a stateless request's id is nobody's to claim
+    if sid:  # the handshake era's session (the SDK serves it only to the token that opened it)
         return f"http-{sid}"
     if stateless:  # the session its token names
-        return f"http-token-{_token_id(token)}" if token is not None else "http-untokened"
+        return f"http-token-{owner}" if owner is not None else "http-untokened"
     return f"http-anonymous-{uuid.uuid4().hex}"  # no identity: observations cannot carry over
 
 
@@ -77,18 +80,11 @@ def _usable_name(name: object) -> TypeGuard[str]:
     return isinstance(name, str) and 0 < len(name) <= _MAX_SESSION_NAME and name.isprintable()
 
 
-@functools.lru_cache(maxsize=256)
-def _token_id(token: str) -> str:
+def token_id(token: str) -> str:
     """What names a token's sessions in the store and the audit log: a slow, salted hash of it (the same
-    on every replica), so a short token cannot be found again from its name by trying candidates fast."""
+    on every replica), so a short token cannot be found again from its name by trying candidates fast.
+    Computed once per token, when the server starts."""
     return hashlib.pbkdf2_hmac("sha256", token.encode(), b"fs-tools/session-of-a-token", 100_000).hex()[:32]
-
-
-def _bearer(authorization: str | None) -> str | None:
-    if authorization is None:
-        return None
-    scheme, _, token = authorization.partition(" ")
-    return token.strip() or None if scheme.lower() == "bearer" else None
 
 
 class AuditLog:

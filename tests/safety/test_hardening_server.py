@@ -895,3 +895,80 @@ def test_an_idle_or_crashed_http_session_is_forgotten_once() -> None:
         assert ended == ["a", "b", "c"]
 
     asyncio.run(run())
+
+
+def test_a_stateless_request_naming_a_live_session_neither_uses_nor_ends_it() -> None:
+    """A 2026-07-28 request is no MCP session's: an id it carries is not counted as the session's use,
+    and the SDK's 404 to it (it knows no stateless sessions) does not end the session."""
+    ended: list[str] = []
+    clock = _Clock()
+
+    async def sdk(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        headers = dict(scope["headers"])
+        if b"mcp-session-id" not in headers:  # an initialize: issues "a"
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"mcp-session-id", b"a")]})
+        else:  # a stateless request naming "a": the SDK does not look it up
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    app = mcp_http.EndedSessions(sdk, path="/mcp", idle_seconds=100, ended=ended.append, clock=clock)
+
+    async def request(headers: list[tuple[bytes, bytes]]) -> None:
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            pass
+
+        await app({"type": "http", "method": "POST", "path": "/mcp", "headers": headers}, receive, send)
+
+    async def run() -> None:
+        await request([])  # opens "a" at 0
+        stateless = [(b"mcp-protocol-version", b"2026-07-28"), (b"mcp-session-id", b"a")]
+        clock.now = 90
+        await request(stateless)  # neither a use of "a" nor its end
+        assert ended == []
+        clock.now = 101
+        await request(stateless)  # the sweep: "a" idle since 0
+        assert ended == ["a"]
+
+    asyncio.run(run())
+
+
+def test_a_handshake_session_serves_only_the_token_that_opened_it(root: Path) -> None:
+    """With a token per agent, agent B sending agent A's Mcp-Session-Id is told the session does not
+    exist (the SDK compares the credential that opened it), and A's observations stay A's."""
+    (root / "a.txt").write_text("one\n")
+    issued: list[str] = []
+
+    async def run(url: str) -> None:
+        async def note(response: Any) -> None:
+            if response.headers.get("mcp-session-id"):
+                issued.append(response.headers["mcp-session-id"])
+
+        async with (
+            httpx2.AsyncClient(
+                headers={"Authorization": "Bearer agent-a-token"}, event_hooks={"response": [note]}
+            ) as a,
+            Client(streamable_http_client(url, http_client=a), mode="legacy") as client,
+        ):
+            assert not (await client.call_tool("read", {"file_path": "a.txt"})).is_error
+            call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "edit", "arguments": {"file_path": "a.txt", "old_string": "one",
+                                                             "new_string": "two"}}}  # fmt: skip
+            async with httpx2.AsyncClient() as b:
+                claimed = await b.post(
+                    url,
+                    json=call,
+                    headers={
+                        "Authorization": "Bearer agent-b-token",
+                        "mcp-session-id": issued[0],
+                        "mcp-protocol-version": "2025-11-25",
+                        "accept": "application/json, text/event-stream",
+                    },
+                )
+            assert claimed.status_code == 404, claimed.text
+
+    with _http_server(root, env={"FS_TOOLS_TOKEN": "agent-a-token agent-b-token"}) as url:
+        asyncio.run(run(url))
+    assert (root / "a.txt").read_text() == "one\n"

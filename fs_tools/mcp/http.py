@@ -20,9 +20,8 @@ import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from fs_tools.mcp.server import AuditLog, build_server, http_sessions, token_id
+from fs_tools.mcp.server import AuditLog, build_server, http_sessions, stateless_request, token_id
 from fs_tools.stores import mcp_sessions_of
 from fs_tools.workspace import Workspace
 
@@ -181,8 +180,7 @@ class EndedSessions:
             await self._app(scope, receive, send)
             return
         await self._sweep()
-        version = _header(scope.get("headers") or (), b"mcp-protocol-version")
-        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        if stateless_request(scope.get("headers") or ()):
             await self._app(scope, receive, send)  # stateless: whatever id it carries is no session's use
             return
         given = _header(scope.get("headers") or (), MCP_SESSION_ID)

@@ -29,15 +29,14 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio.to_thread
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from fs_tools.errors import StoreUnavailable
+from fs_tools.mcp.server import stateless_request
 from fs_tools.stores import SessionRegistry
 
 log = logging.getLogger("fs_tools.mcp.replicas")
 
 SESSION_HEADER = b"mcp-session-id"
-VERSION_HEADER = b"mcp-protocol-version"
 MAX_OPENING_BYTES = 1 << 20  # an initialize request is a few hundred bytes
 
 
@@ -58,8 +57,7 @@ class SharedSessions:
             await self._app(scope, receive, send)
             return
         headers = list(scope.get("headers") or ())
-        versions = [bytes(value).decode("latin-1") for name, value in headers if name.lower() == VERSION_HEADER]
-        if versions and versions[0] not in HANDSHAKE_PROTOCOL_VERSIONS:
+        if stateless_request(headers):
             # a stateless (2026-07-28) request: no MCP session to look up; the SDK serves it, and its
             # fs-tools session (a header, its _meta, its token) lives in the shared store
             await self._app(scope, receive, send)

@@ -19,14 +19,14 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO, TypeGuard
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from fs_tools import __version__
 from fs_tools.boundary import internal
@@ -73,6 +73,18 @@ def http_sessions(ctx: ServerRequestContext[Any, Any]) -> str:
     if stateless:  # the session its token names
         return f"http-token-{owner}" if owner is not None else "http-untokened"
     return f"http-anonymous-{uuid.uuid4().hex}"  # no identity: observations cannot carry over
+
+
+def stateless_request(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether an HTTP request (ASGI headers) is of the stateless era, decided as the SDK's HTTP manager
+    routes it before any handler runs: by its first ``MCP-Protocol-Version`` header, any value but a
+    handshake version (no header: the handshake era). For middleware in front of the SDK; a handler asks
+    ``ctx.protocol_version``."""
+    version = next((bytes(value) for name, value in headers if bytes(name).lower() == _VERSION_HEADER), None)
+    return version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+_VERSION_HEADER = b"mcp-protocol-version"
 
 
 def _usable_name(name: object) -> TypeGuard[str]:

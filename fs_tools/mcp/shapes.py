@@ -23,16 +23,17 @@ def tool_definition(tool: Tool[Any], *, structured: bool = True) -> dict[str, An
     (``create_directory``: idempotent). ``outputSchema`` is the schema of a success's
     ``structuredContent`` (left out where results carry none: ``structured=False``)."""
     schema = tool.schema()
+    title = tool.title or schema["name"]
     definition: dict[str, Any] = {
         "name": schema["name"],
-        "title": tool.title or schema["name"],
+        "title": title,
         "description": schema["description"],
         "inputSchema": schema["input_schema"],
     }
     if structured:
         definition["outputSchema"] = output_schema(tool)
     definition["annotations"] = {
-        "title": tool.title or schema["name"],
+        "title": title,
         "readOnlyHint": tool.read_only,
         "destructiveHint": not (tool.read_only or tool.additive),
         "idempotentHint": tool.read_only or tool.additive,

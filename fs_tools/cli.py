@@ -446,6 +446,13 @@ def _serve(args: argparse.Namespace) -> int:
     roots, options = _roots(args.root), _workspace_options(args)
     if args.store is not None:
         options["store"] = _store_of(args.store, roots)
+    from_env = _env(TOKEN_ENV)
+    tokens: list[str] | None = args.token
+    if tokens is None and not args.no_token and from_env is not None:
+        tokens = from_env.split() or None  # a token has no spaces: several are separated by them
+        if tokens is not None and any(token.lower() == "bearer" for token in tokens):
+            raise _BadSetup(f"${TOKEN_ENV} holds 'Bearer': give the token alone, without the header's scheme")
+    # a mistake in the token variable is named whatever is installed; the rest is checked with the SDK
     try:
         from fs_tools.mcp import http as mcp_http
         from fs_tools.mcp import server as mcp_server
@@ -453,12 +460,6 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         # the SDK by its own name: on PyPI "fs-tools" is an unrelated project (SPEC section 2)
         raise _BadSetup(f"fs-tools serve needs the MCP SDK ({exc}): pip install 'mcp>=2.3,<3'") from exc
-    from_env = _env(TOKEN_ENV)
-    tokens: list[str] | None = args.token
-    if tokens is None and not args.no_token and from_env is not None:
-        tokens = from_env.split() or None  # a token has no spaces: several are separated by them
-        if tokens is not None and any(token.lower() == "bearer" for token in tokens):
-            raise _BadSetup(f"${TOKEN_ENV} holds 'Bearer': give the token alone, without the header's scheme")
     if args.transport == "http":
         _check_http_options(args.host, tokens, no_token=args.no_token, token_given=args.token is not None)
     elif args.token is not None or args.no_token:  # a stdio client is the process that started the server

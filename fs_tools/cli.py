@@ -194,7 +194,9 @@ def _parser() -> _Parser:
     call = command("call", [common, workspace, stateful], "run one tool call; observations persist between invocations")
     call.add_argument("--json", action="store_true", help="print the MCP result: isError, content, structuredContent")
     call.add_argument("tool")
-    call.add_argument("arguments", nargs="?", default="{}", help="the arguments as a JSON object")
+    call.add_argument(
+        "arguments", nargs="?", default="{}", help="the arguments as a JSON object; - reads them from stdin (a heredoc)"
+    )
 
     mark = command("checkpoint", [common, workspace, stateful], "mark this point in a call session's history")
     mark.add_argument("--label", help="a few words saying what this point is")
@@ -601,6 +603,8 @@ def _check_http_options(host: str, tokens: list[str] | None, *, no_token: bool, 
 
 
 def _call(args: argparse.Namespace) -> int:
+    if args.arguments == "-":
+        args.arguments = _stdin_arguments()
     try:
         roots, options = _roots(args.root), _workspace_options(args)
         session, state = _session_state(args, roots)
@@ -619,6 +623,26 @@ def _call(args: argparse.Namespace) -> int:
         print(f"error: {result.error.code}", file=sys.stderr)
         return TOOL_ERROR
     return 0
+
+
+# JSON escapes at most sextuple a file's bytes (\u0000): the largest write's arguments, and room for the rest
+STDIN_ARGUMENTS_BYTES = 6 * (16 << 20) + (1 << 20)
+
+
+def _stdin_arguments() -> str:
+    """``call TOOL -``: the arguments are stdin's text (a heredoc's), read up to a bound."""
+    data = sys.stdin.buffer.read(STDIN_ARGUMENTS_BYTES + 1) if sys.stdin is not None else b""
+    if len(data) > STDIN_ARGUMENTS_BYTES:
+        raise _BadSetup(
+            f"the arguments on stdin pass {STDIN_ARGUMENTS_BYTES} bytes: a call's arguments are one JSON object "
+            "the size of a file at most"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _BadSetup(
+            f"the arguments on stdin are not UTF-8 (byte {exc.start}): send the JSON as UTF-8 text"
+        ) from None
 
 
 def _json_problem(text: str) -> str | None:

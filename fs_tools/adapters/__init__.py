@@ -2,7 +2,8 @@
 
 Each submodule imports its framework only when used: ``openai``, ``anthropic`` and ``gemini`` need no
 SDK at all (they build and read plain dicts); ``pydantic_ai``, ``langchain``, ``openai_agents``,
-``smolagents``, ``llamaindex``, ``google_adk``, ``autogen`` and ``crewai`` import those frameworks. Every
+``smolagents``, ``llamaindex``, ``google_adk``, ``autogen``, ``crewai``, ``haystack``, ``dspy``,
+``agent_framework``, ``semantic_kernel``, ``minisweagent`` and ``strands`` import those frameworks. Every
 adapter passes the model's arguments to fs-tools unvalidated by the framework, so the model gets our
 codes and teaching messages, never a framework's generic validation error.
 

@@ -22,6 +22,7 @@ from fs_tools.errors import error_codes
 from tests.support import (
     docs_screenshots,  # tests/support/docs_screenshots.py: the browser check, also a command of its own
 )
+from tests.support.frameworks import framework as required
 from tests.support.pages import code_blocks, titled_block
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -320,17 +321,33 @@ SCRIPTED = {
         ("autogen_offline.py", "autogen_ext"),
         ("llamaindex_offline.py", "llama_index"),
         ("smolagents_offline.py", "smolagents"),
+        ("haystack_offline.py", "haystack"),
+        ("dspy_offline.py", "dspy"),
+        ("agent_framework_offline.py", "agent_framework"),
+        ("semantic_kernel_offline.py", "semantic_kernel"),
+        ("minisweagent_offline.py", "minisweagent"),
+        ("adk_offline.py", "google.adk"),  # ADK, CrewAI and Strands: in their own environments in .ci/run
+        ("crewai_offline.py", "crewai"),
+        ("strands_offline.py", "strands"),
     ],
 )
 def test_each_offline_framework_example_runs_as_written(
-    title: str, framework: str, capsys: pytest.CaptureFixture[str]
+    title: str, framework: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The frameworks page's offline variants, pasted as they are: each framework's own scripted model,
     no key, no network; they print what the page says they print."""
-    pytest.importorskip(framework)
+    for name in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED"):
+        monkeypatch.setenv(name, "true")
+    monkeypatch.setenv("CREWAI_TRACING_ENABLED", "false")
+    monkeypatch.setenv("HAYSTACK_TELEMETRY_ENABLED", "False")
+    monkeypatch.setenv("MSWEA_GLOBAL_CONFIG_DIR", str(tmp_path))  # mini-swe-agent makes its config folder on import
+    monkeypatch.setenv("MSWEA_SILENT_STARTUP", "1")  # and prints a banner, as its page says, here on the import below
+    required(framework)
     page = INTEGRATIONS / "frameworks.md"
     code = titled_block(page, title)
-    exec(compile(code, str(page), "exec"), {"__name__": title.removesuffix(".py")})
+    script = types.ModuleType(title.removesuffix(".py"))  # a module of its own, as a script runs: pydantic
+    monkeypatch.setitem(sys.modules, script.__name__, script)  # resolves a model's annotations through it
+    exec(compile(code, str(page), "exec"), script.__dict__)
     shown = page.read_text(encoding="utf-8").split(f'```python title="{title}"', 1)[1]
     expected = shown.split("```text\n", 1)[1].split("```", 1)[0]
     assert capsys.readouterr().out == expected

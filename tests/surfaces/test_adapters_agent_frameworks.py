@@ -17,40 +17,13 @@ import pytest
 from pydantic import Field
 
 from fs_tools import Workspace
-
-APP = "def greet(name):\n    return 'hi ' + name\n"
-BAD = {"file_path": 5, "x": 1}  # a wrong type and an invented key: our validator must answer
-READ = {"file_path": "app.py"}
-EDIT = {"file_path": "app.py", "old_string": "'hi '", "new_string": "'hello '"}
-# .ci/run names the frameworks an environment was built for: there a missing one fails instead of skipping.
-REQUIRED = set(os.environ.get("REQUIRE_FRAMEWORKS", "").split(","))
-
-
-def _framework(module: str) -> Any:
-    if module in REQUIRED:
-        return importlib.import_module(module)
-    return pytest.importorskip(module)
-
-
-OURS = "ERROR INVALID_ARGS: invalid arguments: /file_path: expected string, got number; /x: unknown property"
-
-
-@pytest.fixture
-def ws(root: Path) -> Any:
-    (root / "app.py").write_text(APP)
-    with Workspace(root, tools=["read", "edit"]) as workspace:
-        yield workspace
-
-
-def _edited(root: Path) -> bool:
-    return (root / "app.py").read_text() == APP.replace("'hi '", "'hello '")
-
+from tests.support.frameworks import APP, BAD, EDIT, OURS, READ, edited, framework
 
 # --- OpenAI Agents SDK ---------------------------------------------------------------------------
 
 
 def test_openai_agents_loop_on_the_scripted_model(ws: Workspace, root: Path) -> None:
-    agents = _framework("agents")
+    agents = framework("agents")
     from agents.testing import ScriptedModel, assistant_message, function_call
 
     from fs_tools.adapters.openai_agents import tools
@@ -69,14 +42,14 @@ def test_openai_agents_loop_on_the_scripted_model(ws: Workspace, root: Path) -> 
     outputs = [item.raw_item["output"] for item in result.new_items if item.type == "tool_call_output_item"]
     assert outputs[0].startswith(OURS)
     assert outputs[1].startswith("ERROR FS_NOT_OBSERVED:")
-    assert outputs[3].startswith("Edited 'app.py'") and result.final_output == "done" and _edited(root)
+    assert outputs[3].startswith("Edited 'app.py'") and result.final_output == "done" and edited(root)
     fed = [i for i in model.calls[1].input if isinstance(i, dict) and i.get("type") == "function_call_output"]
     assert fed[0]["output"].startswith(OURS)  # what the model was given back
     model.assert_complete()
 
 
 def test_openai_agents_hosted_apply_patch_goes_through_the_gates(root: Path) -> None:
-    agents = _framework("agents")
+    agents = framework("agents")
     from agents.testing import ScriptedModel, assistant_message, function_call
 
     from fs_tools.adapters.openai_agents import tools
@@ -106,14 +79,14 @@ def test_openai_agents_hosted_apply_patch_goes_through_the_gates(root: Path) -> 
     assert [p["status"] for p in patched] == ["failed", "completed", "failed"]
     assert patched[0]["output"].startswith("ERROR FS_NOT_OBSERVED:")
     assert patched[2]["output"].startswith("ERROR FS_EDIT_NOT_FOUND: /operation/diff: hunk 1 of 'app.py' (diff line 1)")
-    assert _edited(root)
+    assert edited(root)
 
 
 # --- smolagents ----------------------------------------------------------------------------------
 
 
 def test_smolagents_loop_gets_our_messages_not_its_validator(ws: Workspace, root: Path) -> None:
-    _framework("smolagents")
+    framework("smolagents")
     from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole, Model
 
     from fs_tools.adapters.smolagents import ToolText, WorkspaceAgent, tools
@@ -147,7 +120,7 @@ def test_smolagents_loop_gets_our_messages_not_its_validator(ws: Workspace, root
     steps = [step for step in agent.memory.steps if type(step).__name__ == "ActionStep"]
     assert steps[0].error is None and steps[0].observations.startswith(OURS)
     assert steps[1].observations.startswith("ERROR FS_NOT_OBSERVED:")
-    assert _edited(root)
+    assert edited(root)
     flagged = tools(ws.session("t"))[0].forward(**BAD)
     assert isinstance(flagged, ToolText) and flagged.is_error
 
@@ -158,7 +131,7 @@ def test_smolagents_loop_gets_our_messages_not_its_validator(ws: Workspace, root
 # LlamaIndex walks its tools with inspect.getmembers, which touches pydantic's deprecated attributes
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # pydantic's own classes vary by release
 def test_llamaindex_function_agent_loop_keeps_our_schema_and_flags_errors(ws: Workspace, root: Path) -> None:
-    _framework("llama_index.core")
+    framework("llama_index.core")
     from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
     from llama_index.core.base.llms.types import ToolCallBlock
     from llama_index.core.llms import ChatMessage, MessageRole
@@ -194,7 +167,7 @@ def test_llamaindex_function_agent_loop_keeps_our_schema_and_flags_errors(ws: Wo
     results = asyncio.run(run())
     assert results[0].tool_output.is_error and results[0].tool_output.content.startswith(OURS)
     assert results[1].tool_output.is_error and "FS_NOT_OBSERVED" in results[1].tool_output.content
-    assert not results[3].tool_output.is_error and _edited(root)
+    assert not results[3].tool_output.is_error and edited(root)
 
 
 # --- Google: google-genai and ADK ----------------------------------------------------------------
@@ -203,7 +176,7 @@ def test_llamaindex_function_agent_loop_keeps_our_schema_and_flags_errors(ws: Wo
 def test_google_genai_declarations_with_parameters_json_schema_through_the_real_client(
     ws: Workspace, root: Path
 ) -> None:
-    genai = _framework("google.genai")
+    genai = framework("google.genai")
     from google.genai import types
 
     from fs_tools.adapters.gemini import function_responses, tool_definitions
@@ -246,11 +219,11 @@ def test_google_genai_declarations_with_parameters_json_schema_through_the_real_
     answered = sent[1]["contents"][-1]["parts"][0]
     answer = answered.get("functionResponse") or answered["function_response"]
     assert answer["response"]["error"].startswith(OURS)
-    assert reply.text == "done" and _edited(root)
+    assert reply.text == "done" and edited(root)
 
 
 def test_google_adk_runner_loop_on_a_scripted_model(ws: Workspace, root: Path) -> None:
-    _framework("google.adk")
+    framework("google.adk")
     from google.adk.agents import LlmAgent
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_response import LlmResponse
@@ -289,15 +262,15 @@ def test_google_adk_runner_loop_on_a_scripted_model(ws: Workspace, root: Path) -
     assert answers[0]["error"].startswith(OURS) and answers[1]["error"].startswith("ERROR FS_NOT_OBSERVED:")
     declared = llm.requests[0].config.tools[0].function_declarations[0]
     assert declared.parameters_json_schema["additionalProperties"] is False
-    assert "output" in answers[3] and _edited(root)
+    assert "output" in answers[3] and edited(root)
 
 
 # --- AutoGen -------------------------------------------------------------------------------------
 
 
 def test_autogen_assistant_loop_on_the_replay_client(ws: Workspace, root: Path) -> None:
-    _framework("autogen_agentchat")
-    _framework("autogen_ext")
+    framework("autogen_agentchat")
+    framework("autogen_ext")
     from autogen_agentchat.agents import AssistantAgent
     from autogen_agentchat.messages import ToolCallExecutionEvent
     from autogen_core import FunctionCall
@@ -325,7 +298,7 @@ def test_autogen_assistant_loop_on_the_replay_client(ws: Workspace, root: Path) 
     executed = [r for m in result.messages if isinstance(m, ToolCallExecutionEvent) for r in m.content]
     assert executed[0].is_error and executed[0].content.startswith(OURS)
     assert executed[1].is_error and executed[1].content.startswith("ERROR FS_NOT_OBSERVED:")
-    assert not executed[3].is_error and _edited(root)
+    assert not executed[3].is_error and edited(root)
     assert client.create_calls[0]["tools"][0]["parameters"]["additionalProperties"] is False
 
 
@@ -336,7 +309,7 @@ def test_crewai_crew_loop_on_a_scripted_llm(ws: Workspace, root: Path, monkeypat
     for name in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED"):
         monkeypatch.setenv(name, "true")
     monkeypatch.setenv("CREWAI_TRACING_ENABLED", "false")
-    crewai = _framework("crewai")
+    crewai = framework("crewai")
     from crewai.llms.base_llm import BaseLLM
 
     from fs_tools.adapters.crewai import tools
@@ -380,7 +353,7 @@ def test_crewai_crew_loop_on_a_scripted_llm(ws: Workspace, root: Path, monkeypat
     out = crewai.Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
     fed = [m["content"] for m in llm.seen[1][0] if m.get("role") == "tool"]
     assert fed[0].startswith(OURS)
-    assert out.raw == "done" and _edited(root)
+    assert out.raw == "done" and edited(root)
     assert len(out.tasks_output[0].tool_failures) == 2
 
 
@@ -390,7 +363,8 @@ def test_no_adapter_imports_its_framework_until_used() -> None:
 
     code = (
         "import sys, fs_tools, fs_tools.adapters, fs_tools.adapters.openai, fs_tools.adapters.gemini;"
-        "banned = ['agents', 'smolagents', 'llama_index', 'autogen_core', 'crewai', 'google.adk'];"
+        "banned = ['agents', 'smolagents', 'llama_index', 'autogen_core', 'crewai', 'google.adk', 'haystack', 'dspy',"
+        "'agent_framework', 'semantic_kernel', 'minisweagent', 'strands'];"
         "print([m for m in banned if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ})

@@ -223,6 +223,24 @@ def test_a_call_with_bad_json_and_no_session_says_both_at_once(root: Path) -> No
     assert "JSON" not in alone.stderr
 
 
+def test_a_call_reads_its_arguments_from_stdin_after_a_dash(root: Path, tmp_path: Path) -> None:
+    """``fs-tools call edit - <<'EOF'``: JSON holding single quotes needs no shell quoting."""
+    (root / "app.py").write_text("x = 'hi'\n")
+    env = cli_env(FS_TOOLS_ROOT=str(root), FS_TOOLS_SESSION="s", FS_TOOLS_STATE=str(tmp_path / "state.db"))
+    read = run_cli("call", "read", "-", env=env, input='{"file_path": "app.py"}')
+    edit = run_cli(
+        "call", "edit", "-", env=env, input='{"file_path": "app.py", "old_string": "\'hi\'", "new_string": "\'yo\'"}\n'
+    )
+    assert read.returncode == 0 and edit.returncode == 0, (read.stderr, edit.stdout, edit.stderr)
+    assert (root / "app.py").read_text() == "x = 'yo'\n"
+    raw = subprocess.run(
+        [sys.executable, "-m", "fs_tools", "call", "read", "-"], input=b"\xff", capture_output=True, env=env
+    )
+    assert raw.returncode == 2 and raw.stderr.decode() == (
+        "fs-tools: error: the arguments on stdin are not UTF-8 (byte 0): send the JSON as UTF-8 text\n"
+    )
+
+
 @NEEDS_MCP
 def test_serve_on_a_terminal_says_what_it_is_doing(root: Path) -> None:
     """A person who runs `fs-tools serve` by hand learns it is running, on what, and how it is used."""

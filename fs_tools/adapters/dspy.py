@@ -30,8 +30,8 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-import dspy  # type: ignore[import-untyped]
-from dspy.utils.callback import with_callbacks  # type: ignore[import-untyped]
+import dspy
+from dspy.utils.callback import with_callbacks
 from pydantic import Field
 
 from fs_tools.adapters import render
@@ -57,7 +57,7 @@ class ToolText(str):
         return text
 
 
-class WorkspaceTool(dspy.Tool):  # type: ignore[misc]
+class WorkspaceTool(dspy.Tool):
     """One fs-tools tool bound to a session; called with the model's arguments as it wrote them."""
 
     session: Any = None

@@ -96,7 +96,8 @@ class WorkspaceEnvironment:
         if call is not None:
             return _output(f"fs-tools: error: {call}", BAD_USAGE, fs_tools_error=None)
         if self.shell is not None:
-            return self.shell.execute(action, cwd, **kwargs)
+            answer: dict[str, Any] = self.shell.execute(action, cwd, **kwargs)
+            return answer
         if command.strip() == f"echo {SUBMIT}":
             raise Submitted({"role": "exit", "content": "", "extra": {"exit_status": "Submitted", "submission": ""}})
         first = command.strip().splitlines()[0] if command.strip() else ""

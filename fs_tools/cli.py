@@ -625,20 +625,20 @@ def _call(args: argparse.Namespace) -> int:
     return 0
 
 
-# JSON escapes at most sextuple a file's bytes (\u0000): the largest write's arguments, and room for the rest
-STDIN_ARGUMENTS_BYTES = 6 * (16 << 20) + (1 << 20)
-
-
 def _stdin_arguments() -> str:
-    """``call TOOL -``: the arguments are stdin's text (a heredoc's), read up to a bound."""
-    data = sys.stdin.buffer.read(STDIN_ARGUMENTS_BYTES + 1) if sys.stdin is not None else b""
-    if len(data) > STDIN_ARGUMENTS_BYTES:
-        raise _BadSetup(
-            f"the arguments on stdin pass {STDIN_ARGUMENTS_BYTES} bytes: a call's arguments are one JSON object "
-            "the size of a file at most"
-        )
+    """``call TOOL -``: the arguments are stdin's text (a heredoc's, a pipe's), read up to a bound: an
+    ``edit`` of a whole file carries two file-sized strings, and JSON escapes at most sextuple a byte."""
+    from fs_tools.workspace import DEFAULT_MAX_FILE_BYTES
+
+    if sys.stdin is None or sys.stdin.isatty():  # typed by hand it would wait, silently, for Ctrl-D
+        which = "closed" if sys.stdin is None else "a terminal"
+        raise _BadSetup(f"`-` reads the arguments from stdin, which is {which}: pipe the JSON in or use a heredoc")
+    bound = 12 * DEFAULT_MAX_FILE_BYTES + (1 << 20)
+    data = sys.stdin.buffer.read(bound + 1)
+    if len(data) > bound:
+        raise _BadSetup(f"the arguments on stdin pass {bound} bytes: a call's arguments are one JSON object")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a byte-order mark (PowerShell's pipes) is not the JSON's
     except UnicodeDecodeError as exc:
         raise _BadSetup(
             f"the arguments on stdin are not UTF-8 (byte {exc.start}): send the JSON as UTF-8 text"

@@ -52,7 +52,7 @@ class WorkspaceTool(BaseTool):  # type: ignore[misc]
 
     session: Any = None
 
-    def _run(self, **arguments: Any) -> Any:
+    def _run(self, /, **arguments: Any) -> Any:
         result = self.session.call(self.name, arguments)
         if result.is_error:
             return ToolFailure(message=render(result), details={"code": result.error.code})

@@ -9,7 +9,7 @@ function runs (an unknown key, or a value its property schema refuses, is a ``Va
 with pydantic; ReAct would show the model ``Execution error in read:`` and a Python traceback.
 ``WorkspaceTool`` overrides both to hand the model's dict to ``session.call`` / ``session.acall``
 unchanged, so a wrong type or an invented key is our INVALID_ARGS message; DSPy's callbacks
-(``on_tool_start`` / ``on_tool_end``) still see every call.
+(``on_tool_start`` / ``on_tool_end``) still see every call, its input as one ``arguments`` dict.
 
 Schema: ``args`` holds the published properties (what DSPy's own code reads). What the model sees is the
 published schema, whole: as JSON where DSPy prints a tool into the prompt (ReAct's instructions, a
@@ -80,12 +80,20 @@ class WorkspaceTool(dspy.Tool):
         self.session = session
         self.input_schema = published
 
+    # The model's keys are never Python parameters here (``self``, or ``instance`` of DSPy's callback wrapper,
+    # would collide): the callbacks see one input, ``arguments``, the dict the model wrote.
+    def __call__(self, /, **arguments: Any) -> ToolText:
+        return self._call(arguments)
+
+    async def acall(self, /, **arguments: Any) -> ToolText:
+        return await self._acall(arguments)
+
     @_traced
-    def __call__(self, **arguments: Any) -> ToolText:
+    def _call(self, arguments: dict[str, Any]) -> ToolText:
         return ToolText(self.session.call(self.name, arguments))
 
     @_traced
-    async def acall(self, **arguments: Any) -> ToolText:
+    async def _acall(self, arguments: dict[str, Any]) -> ToolText:
         return ToolText(await self.session.acall(self.name, arguments))
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> WorkspaceTool:

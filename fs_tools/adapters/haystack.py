@@ -12,7 +12,8 @@ which that rewrite leaves as it is.
 
 Validation: none by Haystack; the Agent calls ``invoke(**arguments)`` with the model's dict, which reaches
 ``session.call`` unchanged, so a wrong type or an invented key is our INVALID_ARGS message. Arguments that
-are not a JSON object never reach a tool: the OpenAI generators drop a call whose arguments are not JSON.
+are not a JSON object never reach a tool: the OpenAI generators drop a call whose arguments are not JSON, and
+JSON that is not an object (``5``) stops Haystack's own Agent before any tool runs.
 
 Errors: a failure raises ``ToolFailed`` (a ``ToolInvocationError``) whose message is the text ``ERROR <code>:
 <message>``; the Agent sends the model that text as the tool result with ``ToolCallResult.error=True``
@@ -70,10 +71,10 @@ class WorkspaceTool(Tool):
             async_function=acall,
         )
 
-    def invoke(self, **arguments: Any) -> str:
+    def invoke(self, /, **arguments: Any) -> str:
         return _answer(self.name, self.session.call(self.name, arguments))
 
-    async def invoke_async(self, **arguments: Any) -> str:
+    async def invoke_async(self, /, **arguments: Any) -> str:
         return _answer(self.name, await self.session.acall(self.name, arguments))
 
 

@@ -42,10 +42,10 @@ class WorkspaceTool(BaseTool):
     handle_tool_error: bool = True
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
 
-    def _run(self, **arguments: Any) -> tuple[str, Any]:
+    def _run(self, /, **arguments: Any) -> tuple[str, Any]:
         return _answer(self.session.call(self.name, arguments))
 
-    async def _arun(self, **arguments: Any) -> tuple[str, Any]:
+    async def _arun(self, /, **arguments: Any) -> tuple[str, Any]:
         return _answer(await self.session.acall(self.name, arguments))
 
 

@@ -9,10 +9,11 @@ The model runs a tool as it would run the ``fs-tools call`` command: ``fs-tools 
 "app.py"}'``, or with the JSON in a heredoc, which the CLI reads after ``-`` (``fs-tools call edit - <<'EOF'``
 ... ``EOF``). Such a command is answered by ``session.call`` in this process (the host's session, its
 observations and history); every other command goes to ``shell`` (any mini environment), or, without one,
-is refused — then the tools are the only way to touch the files, and their gates hold. A command that runs
-``fs-tools`` among other commands (``cd x && fs-tools call ...``, a pipe, a second line) is refused too: the
-shell would run the real CLI, in another session. The ``fs_tools`` template variable tells the model the
-command and each tool's schema.
+is refused — then the tools are the only way to touch the files, and their gates hold. A command that plainly
+runs ``fs-tools`` among other commands (``cd x && fs-tools call ...``, a pipe, a second line) is refused too:
+the shell would run the real CLI, in another session (with a shell, a command that hides it — ``bash -c``,
+``X=1 fs-tools`` — reaches the shell, as any command may: the gates hold only without one). The
+``fs_tools`` template variable tells the model the command and each tool's schema.
 
 Validation: none by mini-swe-agent. Its tool-calling models check only their own ``bash`` call (the name,
 a ``command`` string). The command is split like a shell command (quotes, backslashes), never expanded:
@@ -53,7 +54,11 @@ SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # what mini's environments loo
 TOOL_ERROR, BAD_USAGE, NO_SUCH_COMMAND = 1, 2, 127  # the CLI's statuses, and a shell's "command not found"
 
 # fs-tools where a shell would run it as a command: at the start, after an operator or a line break, in $(...)
-_MENTIONED = re.compile(r"(?:^|[;&|(`\n])\s*(?:\S*/)?fs-tools(?=\s|$)")
+_MENTIONED = re.compile(r"(?:^|[;&|(`\n])\s*+(?:[^\s/;&|(`\n]*+/)*+fs-tools(?=\s|$)")  # possessive: linear
+# The common form, split without a shell lexer (whose cost grows with the square of a word's length): the tool's
+# name, then the JSON in single quotes (which it cannot contain), and nothing else.
+_QUOTED = re.compile(r"fs-tools\s+call\s+(?P<tool>[A-Za-z0-9_.-]+)\s+'(?P<json>[^']*)'")
+SPLIT_BYTES = 64 << 10  # a longer command in any other form is refused: the heredoc form has no such cost
 _HEREDOC = re.compile(
     r"fs-tools\s+call\s+(?P<tool>[^\s<>|&;()'\"]+)\s+(?P<stdin>-\s*)?<<(?P<dash>-?)\s*(?P<q>['\"]?)(?P<end>\w+)(?P=q)\s*"
 )
@@ -100,7 +105,7 @@ class WorkspaceEnvironment:
             return answer
         if command.strip() == f"echo {SUBMIT}":
             raise Submitted({"role": "exit", "content": "", "extra": {"exit_status": "Submitted", "submission": ""}})
-        first = command.strip().splitlines()[0] if command.strip() else ""
+        first = command.strip().splitlines()[0][:200] if command.strip() else ""  # the model wrote it: a reminder
         return _output(
             f"this environment has no shell: it runs `{COMMAND} TOOL 'JSON'` commands only "
             f"(and `echo {SUBMIT}` to finish), not {first!r}",
@@ -159,17 +164,26 @@ def _parse(command: str) -> _Call | str | None:
     heredoc = _HEREDOC.fullmatch(first.strip())
     if heredoc:
         return _heredoc(heredoc, rest)
+    quoted = _QUOTED.fullmatch(text)
+    if quoted:
+        return _Call(quoted["tool"], quoted["json"])
     usage = f"run one call alone, as `{COMMAND} TOOL 'JSON'` (or `{COMMAND} TOOL - <<'EOF'` with the JSON in a heredoc)"
     if rest:
         return f"one command per action: {usage}; this one has {len(text.splitlines())} lines"
+    if len(text) > SPLIT_BYTES:
+        return f"a command of {len(text)} characters is split here only in that form or a heredoc's: {usage}"
     try:
         lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
+        lexer.commenters = ""  # a '#' inside a word is the word's, as a shell keeps it
         words = list(lexer)
     except ValueError as exc:  # an unclosed quote
         return f"the command cannot be split like a shell command ({exc}): {usage}"
     if words[:2] != ["fs-tools", "call"]:
         return f"{usage}, not combined with other commands or options"
+    if len(words) == 4 and words[3] == "-":
+        heredoc_form = f"`{COMMAND} {words[2]} - <<'EOF'`, the JSON, `EOF`"
+        return f"`-` reads the arguments from a heredoc, and none follows: {heredoc_form}"
     if len(words) < 3 or len(words) > 4 or words[2].startswith("-"):
         return f"{usage}: the tool's name, then its arguments as one quoted word (options are the host's)"
     return _Call(words[2], words[3] if len(words) == 4 else {})

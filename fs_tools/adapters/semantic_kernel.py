@@ -48,8 +48,6 @@ from fs_tools.adapters import render
 from fs_tools.workspace import Session
 
 if TYPE_CHECKING:
-    from semantic_kernel.connectors.ai.function_choice_behavior import FunctionChoiceBehavior
-    from semantic_kernel.connectors.ai.prompt_execution_settings import PromptExecutionSettings
     from semantic_kernel.filters.auto_function_invocation.auto_function_invocation_context import (
         AutoFunctionInvocationContext,
     )
@@ -124,30 +122,12 @@ class WorkspaceKernel(Kernel):
     """A ``Kernel`` whose ``WorkspaceFunction`` calls get the model's arguments unvalidated by the kernel."""
 
     async def invoke_function_call(
-        self,
-        function_call: FunctionCallContent,
-        chat_history: ChatHistory,
-        *,
-        arguments: KernelArguments | None = None,
-        execution_settings: PromptExecutionSettings | None = None,
-        function_call_count: int | None = None,
-        request_index: int | None = None,
-        is_streaming: bool = False,
-        function_behavior: FunctionChoiceBehavior | None = None,
+        self, function_call: FunctionCallContent, chat_history: ChatHistory, *args: Any, **kwargs: Any
     ) -> AutoFunctionInvocationContext | None:
         if isinstance(self._target(function_call), WorkspaceFunction):
             # one hidden argument holding what the model wrote; the history keeps the original call
             function_call = function_call.model_copy(update={"arguments": {RAW_ARGUMENTS: function_call.arguments}})
-        return await super().invoke_function_call(
-            function_call,
-            chat_history,
-            arguments=arguments,
-            execution_settings=execution_settings,
-            function_call_count=function_call_count,
-            request_index=request_index,
-            is_streaming=is_streaming,
-            function_behavior=function_behavior,
-        )
+        return await super().invoke_function_call(function_call, chat_history, *args, **kwargs)
 
     def clone(self) -> WorkspaceKernel:
         """``Kernel.clone`` (the handoff orchestration clones each agent's kernel) returns a plain

@@ -98,12 +98,30 @@ def test_a_sqlite_url_names_the_file_and_a_path_object_is_always_a_file(
     assert (tmp_path / "odd:" / "x.db").is_file()
 
 
-def test_redis_urls_still_go_to_redis(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+HAS_REDIS_PY = importlib.util.find_spec("redis") is not None
+
+
+@pytest.mark.parametrize(
+    "refused",
+    [
+        pytest.param(
+            r"^observation store redis://127\.0\.0\.1:1/0 cannot be reached",
+            marks=pytest.mark.skipif(not HAS_REDIS_PY, reason="with redis-py (the redis extra)"),
+            id="redis-py",
+        ),
+        pytest.param(
+            r"^a Redis store needs redis-py",
+            marks=pytest.mark.skipif(HAS_REDIS_PY, reason="without redis-py (the core alone)"),
+            id="core-alone",
+        ),
+    ],
+)
+def test_redis_urls_still_go_to_redis(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused: str
+) -> None:
     # Port 1 refuses at once: the store is Redis's to open (and fails as Redis), never a file; without
     # redis-py (the core alone) it is Redis's still, and the message says what to install.
     monkeypatch.chdir(tmp_path)
-    opened_by_redis = r"^observation store redis://127\.0\.0\.1:1/0 cannot be reached"
-    refused = opened_by_redis if importlib.util.find_spec("redis") else r"^a Redis store needs redis-py"
     with pytest.raises(ValueError, match=refused):
         Workspace(root, store="redis://127.0.0.1:1/0")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["outside", "root"]  # no file made for it

@@ -32,3 +32,9 @@ EDITED = APP.replace("'hi '", "'hello '")
 def edited(root: Path) -> bool:
     """The loop's edit landed on disk."""
     return (root / "app.py").read_text() == EDITED
+
+
+# Keys a model may invent that are Python parameter names of a tool's own methods (``self``) or of a framework's
+# wrapper around them (DSPy's callbacks take ``instance``): they must reach our validator like any other key.
+PARAMETER_NAMES = {"file_path": "app.py", "self": 1, "instance": 1}
+PARAMETER_NAMES_REFUSED = "ERROR INVALID_ARGS: invalid arguments: /self: unknown property; expected one of: file_path"

@@ -12,7 +12,16 @@ from typing import Any
 
 import pytest
 
-from tests.support.frameworks import BAD, EDIT, OURS, READ, edited, framework
+from tests.support.frameworks import (
+    BAD,
+    EDIT,
+    OURS,
+    PARAMETER_NAMES,
+    PARAMETER_NAMES_REFUSED,
+    READ,
+    edited,
+    framework,
+)
 
 dspy = framework("dspy")
 
@@ -100,3 +109,17 @@ def test_a_copied_program_keeps_its_session_bound_tools(ws: Workspace) -> None:
     react = dspy.ReAct("task -> answer", tools=tools(ws.session("s")))
     copied = react.deepcopy()  # what optimizers do to a student program; a Session cannot be deep-copied
     assert copied.tools["read"] is react.tools["read"] and copied.tools["read"].session is react.tools["read"].session
+
+
+def test_keys_named_like_python_parameters_reach_our_validator(ws: Workspace) -> None:
+    seen: list[Any] = []
+
+    class Recorder(dspy.utils.callback.BaseCallback):  # type: ignore[misc]
+        def on_tool_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+            seen.append(inputs)
+
+    read = tools(ws.session("s"))[0]
+    with dspy.context(callbacks=[Recorder()]):
+        answers = [read(**PARAMETER_NAMES), asyncio.run(read.acall(**PARAMETER_NAMES))]
+    assert all(answer.is_error and answer.startswith(PARAMETER_NAMES_REFUSED) for answer in answers), answers
+    assert seen == [{"arguments": PARAMETER_NAMES}] * 2  # DSPy's callbacks see each call, as the model wrote it

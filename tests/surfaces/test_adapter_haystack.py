@@ -12,7 +12,16 @@ from typing import Any
 
 import pytest
 
-from tests.support.frameworks import BAD, EDIT, OURS, READ, edited, framework
+from tests.support.frameworks import (
+    BAD,
+    EDIT,
+    OURS,
+    PARAMETER_NAMES,
+    PARAMETER_NAMES_REFUSED,
+    READ,
+    edited,
+    framework,
+)
 
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # read when haystack is first imported
 framework("haystack")
@@ -73,5 +82,9 @@ def test_failure_is_a_tool_invocation_error_with_our_text(ws: Workspace) -> None
     with pytest.raises(ToolFailed) as failed:
         read.invoke(**BAD)
     assert str(failed.value).startswith(OURS) and failed.value.result.error is not None
+    for invoked in (lambda: read.invoke(**PARAMETER_NAMES), lambda: asyncio.run(read.invoke_async(**PARAMETER_NAMES))):
+        with pytest.raises(ToolFailed) as named:  # a key named like a Python parameter is the model's, refused by us
+            invoked()
+        assert str(named.value).startswith(PARAMETER_NAMES_REFUSED)
     strict = tools(ws.session("t"), strict=True)[0].tool_spec["parameters"]
     assert set(strict["required"]) == set(strict["properties"]) and strict["additionalProperties"] is False

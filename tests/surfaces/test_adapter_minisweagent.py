@@ -32,7 +32,7 @@ from minisweagent.models.test_models import (  # noqa: E402
 from minisweagent.models.utils.actions_text import parse_regex_actions  # noqa: E402
 from minisweagent.models.utils.actions_toolcall import parse_toolcall_actions  # noqa: E402
 
-from fs_tools.adapters.minisweagent import WorkspaceEnvironment  # noqa: E402
+from fs_tools.adapters.minisweagent import SPLIT_BYTES, WorkspaceEnvironment  # noqa: E402
 
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 TEXT_REGEX = r"```mswea_bash_command\s*\n(.*?)\n```"  # mini_textbased.yaml's action_regex
@@ -158,6 +158,9 @@ def test_without_a_shell_other_commands_are_refused_and_broken_quoting_is_said(w
     broken_json = env.execute({"command": "fs-tools call read '{\"file_path\": '"})
     two = env.execute({"command": one_line("read", READ) + "\n" + one_line("read", READ)})
     undashed = env.execute({"command": heredoc("edit", EDIT).replace(" - <<", " <<")})  # the CLI would call with {}
+    no_heredoc = env.execute({"command": "fs-tools call read -"})
+    long = env.execute({"command": 'fs-tools call write "' + "z" * (SPLIT_BYTES + 1) + '"'})  # not split by shlex
+    commented = env.execute({"command": "fs-tools call read '{}'#x"})  # '#' inside a word is the word's
     assert refused["returncode"] == 127 and refused["output"].startswith("this environment has no shell")
     assert unclosed["returncode"] == 2 and "No closing quotation" in unclosed["output"]
     assert broken_json["returncode"] == 1 and broken_json["output"].startswith(
@@ -167,4 +170,21 @@ def test_without_a_shell_other_commands_are_refused_and_broken_quoting_is_said(w
     assert (
         undashed["returncode"] == 2 and "give `-` as the arguments (fs-tools call edit - <<'EOF')" in undashed["output"]
     )
+    assert (
+        no_heredoc["returncode"] == 2
+        and "`-` reads the arguments from a heredoc, and none follows" in no_heredoc["output"]
+    )
+    assert long["returncode"] == 2 and f"a command of {SPLIT_BYTES + 23} characters" in long["output"]
+    assert commented["returncode"] == 1 and "not valid JSON" in commented["output"]
     assert (root / "app.py").read_text() == APP
+
+
+def test_a_long_call_in_single_quotes_runs_in_linear_time(root: Path) -> None:
+    """The common form is split without a shell lexer, whose cost grows with the square of a word's length
+    (a 10 MB write took minutes): here it writes 4 MB at once."""
+    content = "y" * (4 << 20)
+    with Workspace(root) as workspace:
+        env = WorkspaceEnvironment(workspace.session("s"))
+        done = env.execute({"command": one_line("write", {"file_path": "big.txt", "content": content})})
+    assert done["returncode"] == 0, done["output"][:200]
+    assert (root / "big.txt").read_text() == content

@@ -227,7 +227,7 @@ def test_a_call_reads_its_arguments_from_stdin_after_a_dash(root: Path, tmp_path
     """``fs-tools call edit - <<'EOF'``: JSON holding single quotes needs no shell quoting."""
     (root / "app.py").write_text("x = 'hi'\n")
     env = cli_env(FS_TOOLS_ROOT=str(root), FS_TOOLS_SESSION="s", FS_TOOLS_STATE=str(tmp_path / "state.db"))
-    read = run_cli("call", "read", "-", env=env, input='{"file_path": "app.py"}')
+    read = run_cli("call", "read", "-", env=env, input='\ufeff{"file_path": "app.py"}')  # with a byte-order mark
     edit = run_cli(
         "call", "edit", "-", env=env, input='{"file_path": "app.py", "old_string": "\'hi\'", "new_string": "\'yo\'"}\n'
     )
@@ -239,6 +239,31 @@ def test_a_call_reads_its_arguments_from_stdin_after_a_dash(root: Path, tmp_path
     assert raw.returncode == 2 and raw.stderr.decode() == (
         "fs-tools: error: the arguments on stdin are not UTF-8 (byte 0): send the JSON as UTF-8 text\n"
     )
+
+
+def test_stdin_arguments_are_bounded_and_a_terminal_or_no_stdin_is_said(
+    root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    import fs_tools.workspace
+
+    monkeypatch.setattr(fs_tools.workspace, "DEFAULT_MAX_FILE_BYTES", 1)  # the bound: 12 bytes and 1 MiB
+    words = ["call", "--root", str(root), "--session", "s", "read", "-"]
+
+    def given(data: bytes | None, *, tty: bool = False) -> str:
+        stdin = None if data is None else io.TextIOWrapper(io.BytesIO(data))
+        if stdin is not None and tty:
+            monkeypatch.setattr(stdin, "isatty", lambda: True)
+        monkeypatch.setattr(sys, "stdin", stdin)
+        assert cli.main(words) == 2
+        return capsys.readouterr().err
+
+    assert given(b" " * ((1 << 20) + 13)) == (
+        f"fs-tools: error: the arguments on stdin pass {(1 << 20) + 12} bytes: a call's arguments are one JSON object\n"
+    )
+    said = "fs-tools: error: `-` reads the arguments from stdin, which is {}: pipe the JSON in or use a heredoc\n"
+    assert given(b"{}", tty=True) == said.format("a terminal") and given(None) == said.format("closed")
 
 
 @NEEDS_MCP

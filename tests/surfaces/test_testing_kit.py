@@ -5,7 +5,6 @@ failures through ``pytester``)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -400,13 +399,14 @@ def test_pydantic_ais_test_model_on_the_full_toolset_ends_in_edits_retries(sessi
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 
 
-def test_the_docs_examples_run_through_the_installed_entry_point(tmp_path: Path) -> None:
-    """Every Python block of docs/testing.md is a test file; all of its tests pass (the Pydantic AI one
-    when Pydantic AI is installed)."""
+def _docs_blocks() -> list[str]:
     blocks = [block.split("```", 1)[0] for block in DOCS.read_text(encoding="utf-8").split("```python\n")[1:]]
     assert len(blocks) == 4
-    if importlib.util.find_spec("pydantic_ai") is None:  # an optional framework: its example needs it
-        blocks = [block for block in blocks if "from pydantic_ai" not in block]
+    return blocks
+
+
+def _all_pass(blocks: list[str], tmp_path: Path) -> None:
+    """Each block a test file; every test in them passes."""
     for number, block in enumerate(blocks):
         (tmp_path / f"test_example_{number}.py").write_text(block)
     result = subprocess.run(
@@ -418,7 +418,17 @@ def test_the_docs_examples_run_through_the_installed_entry_point(tmp_path: Path)
     )
     assert result.returncode == 0, result.stdout + result.stderr
     tests = sum(block.count("\ndef test_") for block in blocks)
-    assert f"{tests} passed" in result.stdout, result.stdout
+    assert tests and f"{tests} passed" in result.stdout, result.stdout
+
+
+def test_the_docs_examples_run_through_the_installed_entry_point(tmp_path: Path) -> None:
+    """Every Python block of docs/testing.md is a test file; all of its tests pass."""
+    _all_pass([block for block in _docs_blocks() if "from pydantic_ai" not in block], tmp_path)
+
+
+def test_the_docs_pydantic_ai_example_runs_through_the_installed_entry_point(tmp_path: Path) -> None:
+    pytest.importorskip("pydantic_ai")  # an optional framework: its example needs it
+    _all_pass([block for block in _docs_blocks() if "from pydantic_ai" in block], tmp_path)
 
 
 def test_the_fake_workspace_never_touches_the_disk(fst_fake_root: Path, fst_fake_session: Session) -> None:

@@ -4,6 +4,11 @@ After an edit, write or patch to a file in a language the grammars cover, the ne
 its syntax errors are compared with the old text's: only the errors the change introduced are
 reported (an error that was already there, anywhere, is not), each as ``{line, end_line, message}``.
 
+The parse of each text checked is kept (a bounded number, least recently used first out), keyed by the
+text's content hash: a change to a text whose parse is kept is parsed incrementally (tree-sitter's edit
+API: only what the change reached is parsed again) and the old text's errors are the kept ones — so a run
+of edits of a valid file pays a fraction of a parse each, and of a file with errors one parse, not two.
+
 The grammars are imported when a file of their language is first checked. A file larger than
 ``MAX_CHECKED_BYTES`` is not checked (said in the result, never guessed), so the check costs a bounded
 parse. A grammar that is missing or cannot be loaded (a tree-sitter too old for it) turns the check
@@ -16,10 +21,13 @@ import functools
 import importlib
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
+
+import xxhash
 
 log = logging.getLogger("fs_tools.syntax")
 
@@ -96,12 +104,13 @@ def check(path: str, before: bytes | None, after: bytes) -> Check:
     parser = _parser(grammar[0], grammar[1])
     if parser is None:
         return Check(name, skipped="its grammar is not installed")
-    new = _issues(parser, after)
+    kept = _KEPT.get(grammar, before) if before is not None else None
+    new = _parsed(parser, grammar, after, kept, before).issues
     if not new:
         return Check(name)
     if before is None:
         return Check(name, tuple(new[:MAX_REPORTED]))
-    previous = _issues(parser, before)
+    previous = (kept or _parsed(parser, grammar, before, None, None)).issues
     first, last, delta = _changed(before, after)
 
     end_before, end_after = _line_count(before), _line_count(after)
@@ -182,8 +191,110 @@ def _parser(module: str, function: str) -> Any:
     return parser
 
 
-def _issues(parser: Any, data: bytes) -> list[SyntaxIssue]:
-    tree = parser.parse(data)
+@dataclass(frozen=True)
+class _Parse:
+    tree: Any  # tree-sitter's Tree: never edited once kept (an edit is made to a copy)
+    issues: list[SyntaxIssue]
+
+
+class _Trees:
+    """The parses of the texts last checked, by grammar and content hash, least recently used out first:
+    at most ``COUNT`` of them and ``BYTES`` of text (a tree takes ~26 times its text's size, measured on
+    Python: ~26 MB in all)."""
+
+    COUNT = 32
+    BYTES = 1 << 20
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple[Any, bytes], tuple[_Parse, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, grammar: Any, data: bytes) -> _Parse | None:
+        key = (grammar, xxhash.xxh3_128_digest(data))
+        with self._lock:
+            found = self._kept.get(key)
+            if found is None:
+                return None
+            self._kept.move_to_end(key)
+            return found[0]
+
+    def put(self, grammar: Any, data: bytes, parse: _Parse) -> None:
+        key = (grammar, xxhash.xxh3_128_digest(data))
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return
+            self._kept[key] = (parse, len(data))
+            self._bytes += len(data)
+            while len(self._kept) > self.COUNT or self._bytes > self.BYTES:
+                _, (_, size) = self._kept.popitem(last=False)
+                self._bytes -= size
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self._bytes = 0
+
+
+_KEPT = _Trees()
+
+
+def _parsed(parser: Any, grammar: Any, data: bytes, kept: _Parse | None, kept_text: bytes | None) -> _Parse:
+    """``data`` parsed — incrementally from ``kept``, the parse of ``kept_text``, when there is one — and
+    kept for the next change."""
+    if kept is not None and kept_text is not None and not kept.issues:  # from errors: see below
+        tree = kept.tree.copy()
+        start, old_end, new_end = _edited_span(kept_text, data)
+        tree.edit(
+            start_byte=start,
+            old_end_byte=old_end,
+            new_end_byte=new_end,
+            start_point=_point(kept_text, start),
+            old_end_point=_point(kept_text, old_end),
+            new_end_point=_point(data, new_end),
+        )
+        tree = parser.parse(data, tree)
+        if tree.root_node.has_error:
+            # Recovering from errors, an incremental parse may place them otherwise than a whole one
+            # does (the property test in tests/operations/test_syntax.py found it): a text with errors
+            # is parsed whole, so what is reported never depends on what was kept.
+            tree = parser.parse(data)
+    else:
+        tree = parser.parse(data)
+    parse = _Parse(tree, _issues_of(tree, data))
+    _KEPT.put(grammar, data, parse)
+    return parse
+
+
+def _edited_span(before: bytes, after: bytes) -> tuple[int, int, int]:
+    """Where ``after`` differs from ``before``: the start, and the end in each (bytes), by common prefix
+    and suffix, found by halving (each comparison a memcmp, never a loop over bytes in Python)."""
+    shortest = min(len(before), len(after))
+    low, high = 0, shortest
+    while low < high:  # the longest common prefix
+        middle = (low + high + 1) // 2
+        if before[low:middle] == after[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    prefix = low
+    low, high = 0, shortest - prefix
+    while low < high:  # the longest common suffix not overlapping it
+        middle = (low + high + 1) // 2
+        if before[len(before) - middle : len(before) - low] == after[len(after) - middle : len(after) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return prefix, len(before) - low, len(after) - low
+
+
+def _point(data: bytes, offset: int) -> tuple[int, int]:
+    """(row, column in bytes) of ``offset``, as tree-sitter counts them."""
+    return data.count(b"\n", 0, offset), offset - (data.rfind(b"\n", 0, offset) + 1)
+
+
+def _issues_of(tree: Any, data: bytes) -> list[SyntaxIssue]:
     if not tree.root_node.has_error:
         return []
     lines = data.split(b"\n")

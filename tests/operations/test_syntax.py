@@ -4,8 +4,11 @@ language the grammars cover, never those that were already there, and refused in
 from __future__ import annotations
 
 import logging
+import typing
 from pathlib import Path
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 
 from fs_tools import Session, Workspace
@@ -135,3 +138,54 @@ def test_a_write_over_a_file_too_large_to_parse_says_it_was_not_checked(root: Pa
     result = assert_ok(session.call("write", {"file_path": "big.py", "content": "def f(:\n"}))
     assert result.value is not None and result.value["syntax_errors"] == []
     assert "Syntax not checked: the file is over 256 KB." in result.text
+
+
+# --- incremental parses give the answers whole ones do -------------------------------------------------------
+
+_REAL = {
+    "typing.py": Path(typing.__file__).read_bytes()[: 120 << 10],  # the standard library's, cut within the limit
+    "syntax.py": Path(syntax.__file__).read_bytes(),  # this project's own
+    "app.js": b"function f(a, b) {\n  if (a) { return [a, b]; }\n  return {a: 1, 'b': `x${b}`};\n}\n" * 40,
+    "a.json": b'{"a": [1, 2, {"b": null}], "c": "d"}\n',
+}
+_PIECES = [b"", b"(", b")", b"]", b"{", b"}", b":", b"\n", b"    ", b"\t", b"def g(:", b"x = ", b"'", b'"', b"#", b",,"]
+
+
+@hypothesis.settings(max_examples=60, deadline=None, suppress_health_check=[hypothesis.HealthCheck.too_slow])
+@hypothesis.given(
+    name=st.sampled_from(sorted(_REAL)),
+    edits=st.lists(
+        st.tuples(st.floats(0, 1), st.integers(0, 40), st.lists(st.sampled_from(_PIECES), max_size=4)),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_a_run_of_edits_checked_incrementally_finds_what_whole_parses_find(
+    name: str, edits: list[tuple[float, int, list[bytes]]]
+) -> None:
+    """Each edit of the run is checked twice: against the parse kept from the check before (incremental)
+    and with nothing kept (both texts parsed whole). The answers are the same, edit after edit."""
+    text = _REAL[name]
+    syntax._KEPT.clear()
+    syntax.check(name, None, text)  # the run starts from a kept parse, as after a write
+    for at, removed, inserted in edits:
+        start = int(at * len(text))
+        changed = text[:start] + b"".join(inserted) + text[start + removed :]
+        incremental = syntax.check(name, text, changed)
+        kept = dict(syntax._KEPT._kept)
+        syntax._KEPT.clear()
+        assert syntax.check(name, text, changed) == incremental
+        syntax._KEPT._kept.update(kept)
+        text = changed
+
+
+def test_kept_parses_are_bounded_by_count_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    trees = syntax._Trees()
+    monkeypatch.setattr(trees, "COUNT", 3)
+    monkeypatch.setattr(trees, "BYTES", 100)
+    parse = syntax._Parse(None, [])
+    for n in range(5):
+        trees.put("g", bytes([n]) * 10, parse)
+    assert len(trees._kept) == 3 and trees.get("g", bytes([0]) * 10) is None and trees.get("g", b"\x04" * 10)
+    trees.put("g", b"x" * 95, parse)
+    assert len(trees._kept) == 1 and trees._bytes == 95

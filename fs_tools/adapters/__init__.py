@@ -37,3 +37,15 @@ def render(result: ToolResult, *, images_shown: bool = False) -> str:
 def field_of(item: Any, name: str) -> Any:
     """A field of a dict, or of an SDK's object (the ``openai`` and ``anthropic`` packages' models)."""
     return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+
+class ToolText(str):
+    """A tool's text for the model (``render``), with ``is_error`` for the host: for a framework whose tool
+    output is a string and has no error flag (smolagents, DSPy)."""
+
+    is_error: bool
+
+    def __new__(cls, result: ToolResult) -> ToolText:
+        text = super().__new__(cls, render(result))
+        text.is_error = result.is_error
+        return text

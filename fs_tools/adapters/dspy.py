@@ -34,8 +34,7 @@ import dspy
 from dspy.utils.callback import with_callbacks
 from pydantic import Field
 
-from fs_tools.adapters import render
-from fs_tools.result import ToolResult
+from fs_tools.adapters import ToolText
 from fs_tools.workspace import Session
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -44,17 +43,6 @@ _Method = TypeVar("_Method", bound=Callable[..., Any])
 def _traced(method: _Method) -> _Method:
     """DSPy's callbacks around a call, as ``dspy.Tool``'s own ``__call__`` and ``acall`` have them."""
     return cast(_Method, with_callbacks(method))
-
-
-class ToolText(str):
-    """A tool's text for the model, with ``is_error`` for the host."""
-
-    is_error: bool
-
-    def __new__(cls, result: ToolResult) -> ToolText:
-        text = super().__new__(cls, render(result))
-        text.is_error = result.is_error
-        return text
 
 
 class WorkspaceTool(dspy.Tool):

@@ -27,20 +27,8 @@ from typing import Any
 
 from smolagents import Tool, ToolCallingAgent  # type: ignore[import-untyped]
 
-from fs_tools.adapters import render
-from fs_tools.result import ToolResult
+from fs_tools.adapters import ToolText
 from fs_tools.workspace import Session
-
-
-class ToolText(str):
-    """A tool's text for the model, with ``is_error`` for the host."""
-
-    is_error: bool
-
-    def __new__(cls, result: ToolResult) -> ToolText:
-        text = super().__new__(cls, render(result))
-        text.is_error = result.is_error
-        return text
 
 
 class WorkspaceTool(Tool):  # type: ignore[misc]

@@ -246,13 +246,14 @@ def _parsed(parser: Any, grammar: Any, data: bytes, kept: _Parse | None, kept_te
     if kept is not None and kept_text is not None and not kept.issues:  # from errors: see below
         tree = kept.tree.copy()
         start, old_end, new_end = _edited_span(kept_text, data)
+        at = _point(kept_text, start)  # the ends' rows counted from it: the prefix is counted once
         tree.edit(
             start_byte=start,
             old_end_byte=old_end,
             new_end_byte=new_end,
-            start_point=_point(kept_text, start),
-            old_end_point=_point(kept_text, old_end),
-            new_end_point=_point(data, new_end),
+            start_point=at,
+            old_end_point=_point(kept_text, old_end, start, at),
+            new_end_point=_point(data, new_end, start, at),
         )
         tree = parser.parse(data, tree)
         if tree.root_node.has_error:
@@ -289,9 +290,10 @@ def _edited_span(before: bytes, after: bytes) -> tuple[int, int, int]:
     return prefix, len(before) - low, len(after) - low
 
 
-def _point(data: bytes, offset: int) -> tuple[int, int]:
-    """(row, column in bytes) of ``offset``, as tree-sitter counts them."""
-    return data.count(b"\n", 0, offset), offset - (data.rfind(b"\n", 0, offset) + 1)
+def _point(data: bytes, offset: int, known: int = 0, row: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    """(row, column in bytes) of ``offset``, as tree-sitter counts them; ``row`` is the point of the offset
+    ``known`` (before ``offset``), whose lines need not be counted again."""
+    return row[0] + data.count(b"\n", known, offset), offset - (data.rfind(b"\n", 0, offset) + 1)
 
 
 def _issues_of(tree: Any, data: bytes) -> list[SyntaxIssue]:

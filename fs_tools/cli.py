@@ -636,7 +636,10 @@ def _stdin_arguments() -> str:
     bound = 12 * DEFAULT_MAX_FILE_BYTES + (1 << 20)
     data = sys.stdin.buffer.read(bound + 1)
     if len(data) > bound:
-        raise _BadSetup(f"the arguments on stdin pass {bound} bytes: a call's arguments are one JSON object")
+        raise _BadSetup(
+            f"the arguments on stdin pass {bound} bytes, more than any call takes (a file's limit is "
+            f"{DEFAULT_MAX_FILE_BYTES} bytes): check what is piped in, or write the file in parts"
+        )
     try:
         return data.decode("utf-8-sig")  # a byte-order mark (PowerShell's pipes) is not the JSON's
     except UnicodeDecodeError as exc:

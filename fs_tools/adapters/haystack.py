@@ -54,21 +54,13 @@ class WorkspaceTool(Tool):
 
     def __init__(self, session: Session, schema: dict[str, Any], *, strict: bool = False) -> None:
         self.session = session
-        name = schema["name"]
-
-        def call(**arguments: Any) -> str:
-            return _answer(name, session.call(name, arguments))
-
-        async def acall(**arguments: Any) -> str:
-            return _answer(name, await session.acall(name, arguments))
-
         published = schema["input_schema"]
         super().__init__(
-            name=name,
+            name=schema["name"],
             description=schema["description"],
             parameters=strict_required(published) if strict else copy.deepcopy(published),
-            function=call,
-            async_function=acall,
+            function=self.invoke,  # what Haystack holds as the tool's functions: ours, whichever it calls
+            async_function=self.invoke_async,
         )
 
     def invoke(self, /, **arguments: Any) -> str:

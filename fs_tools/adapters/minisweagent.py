@@ -171,7 +171,10 @@ def _parse(command: str) -> _Call | str | None:
     if rest:
         return f"one command per action: {usage}; this one has {len(text.splitlines())} lines"
     if len(text) > SPLIT_BYTES:
-        return f"a command of {len(text)} characters is split here only in that form or a heredoc's: {usage}"
+        return (
+            f"a command of {len(text)} characters runs only as `{COMMAND} TOOL 'JSON'` (no single quote in the "
+            f"JSON) or with the JSON in a heredoc, `{COMMAND} TOOL - <<'EOF'`"
+        )
     try:
         lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import PrivateAttr
 from semantic_kernel import Kernel
 from semantic_kernel.contents import ChatHistory, FunctionCallContent
+from semantic_kernel.exceptions import KernelFunctionNotFoundError, KernelPluginNotFoundError
 from semantic_kernel.functions import (
     FunctionResult,
     KernelArguments,
@@ -147,7 +148,7 @@ class WorkspaceKernel(Kernel):
             return None
         try:
             return self.get_function(function_call.plugin_name, function_call.function_name)
-        except Exception:  # not one of the kernel's: the kernel answers that itself
+        except (KernelFunctionNotFoundError, KernelPluginNotFoundError):  # not the kernel's: it answers that itself
             return None
 
 

@@ -174,7 +174,8 @@ def test_without_a_shell_other_commands_are_refused_and_broken_quoting_is_said(w
         no_heredoc["returncode"] == 2
         and "`-` reads the arguments from a heredoc, and none follows" in no_heredoc["output"]
     )
-    assert long["returncode"] == 2 and f"a command of {SPLIT_BYTES + 23} characters" in long["output"]
+    assert long["returncode"] == 2 and f"a command of {SPLIT_BYTES + 23} characters runs only as" in long["output"]
+    assert "with the JSON in a heredoc, `fs-tools call TOOL - <<'EOF'`" in long["output"]
     assert commented["returncode"] == 1 and "not valid JSON" in commented["output"]
     assert (root / "app.py").read_text() == APP
 

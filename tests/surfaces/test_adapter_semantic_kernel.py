@@ -139,12 +139,12 @@ def test_auto_invoke_loop_passes_arguments_that_are_not_an_object_to_our_validat
     assert empty.startswith("ERROR INVALID_ARGS: invalid arguments: /file_path: required")
 
 
-def test_on_a_plain_kernel_the_kernel_answers_an_unknown_key_itself(ws: Workspace) -> None:
-    """Why ``WorkspaceKernel``: ``Kernel.invoke_function_call`` refuses an unknown key before any function
-    runs (guards against a release that changes this); our functions still work there."""
+def test_on_a_plain_kernel_our_functions_still_work(ws: Workspace) -> None:
+    """Without ``WorkspaceKernel`` the kernel checks the call itself (what the model then reads is Semantic
+    Kernel's, not asserted here: its wording is the framework's); a call it lets through reaches us."""
     from fs_tools.adapters.semantic_kernel import plugin
 
-    service = ScriptedChatCompletion(ai_model_id="scripted", turns=[("fs-read", BAD), ("fs-read", READ), "done"])
+    service = ScriptedChatCompletion(ai_model_id="scripted", turns=[("fs-read", READ), "done"])
     settings = ScriptedSettings(function_choice_behavior=FunctionChoiceBehavior.Auto())
     history = ChatHistory()
     history.add_user_message("go")
@@ -155,11 +155,7 @@ def test_on_a_plain_kernel_the_kernel_answers_an_unknown_key_itself(ws: Workspac
         )
 
     asyncio.run(run())
-    refused, read = (_result(message).result for message in service.fed[1:])
-    assert (
-        refused
-        == "Received unexpected argument(s): ['x']. Please revise the arguments to match the function signature."
-    )
+    (read,) = (_result(message).result for message in service.fed[1:])
     assert read.startswith("     1\tdef greet(name):")
 
 

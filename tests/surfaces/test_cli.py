@@ -260,7 +260,8 @@ def test_stdin_arguments_are_bounded_and_a_terminal_or_no_stdin_is_said(
         return capsys.readouterr().err
 
     assert given(b" " * ((1 << 20) + 13)) == (
-        f"fs-tools: error: the arguments on stdin pass {(1 << 20) + 12} bytes: a call's arguments are one JSON object\n"
+        f"fs-tools: error: the arguments on stdin pass {(1 << 20) + 12} bytes, more than any call takes (a file's "
+        "limit is 1 bytes): check what is piped in, or write the file in parts\n"
     )
     said = "fs-tools: error: `-` reads the arguments from stdin, which is {}: pipe the JSON in or use a heredoc\n"
     assert given(b"{}", tty=True) == said.format("a terminal") and given(None) == said.format("closed")

@@ -64,7 +64,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 MAX_PATH_LABEL = 160
@@ -385,6 +385,17 @@ class NotObserved(FsError):
     default_code = "FS_NOT_OBSERVED"
 
 
+Found = Literal["modified", "deleted", "exists", "replaced", "moved"]
+
+
+@dataclass(frozen=True)
+class Writer:
+    """The session whose recorded change made a stale file as it is now, and the tool it used."""
+
+    session: str
+    tool: str = ""
+
+
 class StaleVersion(FsError):
     """The file changed, appeared or vanished since this session last observed it."""
 
@@ -392,18 +403,123 @@ class StaleVersion(FsError):
     # (the bytes observed, the bytes now), where both are known: for the facts a message states about the
     # change, found once the file's lock is released (never shown as they are, dropped once used)
     contents: tuple[bytes, bytes] | None = None
+    # What is known of the change, each where it is known (in ``details`` too, for hosts):
+    found: Found | None = None  # what was found instead of the version observed
+    lines: tuple[int, int] | None = None  # the first and last changed line (last < first: lines removed)
+    now_version: str | None = None  # the version there now
+    now: tuple[tuple[int, str], ...] = ()  # the changed lines as they read now (the first few)
+    whitespace_only: bool = False  # only whitespace changed: a formatter, an editor on save
+    after_own_change: bool = False  # the version observed is the one this session's own last change made
+    writer: Writer | None = None  # whose recorded change made the file as it is now
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        found: Found | None = None,
+        lines: tuple[int, int] | None = None,
+        now_version: str | None = None,
+        details: Mapping[str, Any] | None = None,  # more, for hosts (a host's own subclass may add some)
+    ) -> None:
+        super().__init__(message, details=details)
+        self.learn(found=found, lines=lines, now_version=now_version)
+
+    def learn(
+        self,
+        *,
+        found: Found | None = None,
+        lines: tuple[int, int] | None = None,
+        now_version: str | None = None,
+        now: Sequence[tuple[int, str]] = (),
+        whitespace_only: bool = False,
+        after_own_change: bool = False,
+        writer: Writer | None = None,
+    ) -> None:
+        """Add what became known of the change (the facts given; the others stay as they are)."""
+        facts: dict[str, Any] = {}
+        if found is not None:
+            self.found = facts["found"] = found
+        if lines is not None:
+            self.lines = lines
+            facts["lines"] = lines
+        if now_version is not None:
+            self.now_version = facts["now_version"] = now_version
+        if now:
+            self.now = tuple(now)
+            facts["now"] = list(self.now)
+        if whitespace_only:
+            self.whitespace_only = facts["whitespace_only"] = True
+        if after_own_change:
+            self.after_own_change = True
+            facts["since"] = "own_change"
+        if writer is not None:
+            self.writer = writer
+            facts["writer"] = {"session": writer.session, "tool": writer.tool}
+        if facts:
+            self.details = {**self.details, **facts}
+
+    def elsewhere(self, message: str, lines: tuple[int, int] | None = None) -> StaleVersion:
+        """The same change, said of other lines (``lines``, or none named: where they are unknown)."""
+        again = self.restated(message)
+        again.lines, again.now = lines, ()
+        kept = {name: value for name, value in self.details.items() if name not in ("lines", "now")}
+        again.details = {**kept, **({"lines": lines} if lines is not None else {})}
+        again.contents = None
+        return again
 
 
 class EditNotFound(FsError):
-    """``old_string`` does not occur in the file."""
+    """``old_string`` does not occur in the file.
+
+    ``findings`` is the near-miss diagnosis (``fs_tools.matching.diagnosis``): where the closest text is
+    and how ``old_string`` differs from it, the structured details SPEC §9 has the matching layer compute
+    and the boundary word (``fs_tools.boundary.near_miss``); in ``details`` too, for hosts."""
 
     default_code = "FS_EDIT_NOT_FOUND"
+    findings: Mapping[str, Any] = _EMPTY
+    notebook: bool = False  # the file is a Jupyter notebook, whose cells a read showed, not this JSON
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        findings: Mapping[str, Any] | None = None,
+        notebook: bool = False,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
+        facts = {**(findings or {}), **(details or {}), **({"notebook": True} if notebook else {})}
+        super().__init__(message, details=facts)
+        self.findings = MappingProxyType(dict(findings)) if findings else _EMPTY
+        self.notebook = notebook
 
 
 class AmbiguousEdit(FsError):
     """``old_string`` occurs more than once and ``replace_all`` is false."""
 
     default_code = "FS_AMBIGUOUS_EDIT"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        count: int,
+        lines: Sequence[int],
+        context: Sequence[Sequence[tuple[int, str]]] = (),
+        likely: int | None = None,
+        read: tuple[int, int] | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
+        facts: dict[str, Any] = {"count": count, "lines": list(lines), "context": [list(c) for c in context]}
+        if read is not None:
+            facts["read"] = list(read)
+        if likely is not None:
+            facts["likely"] = likely
+        super().__init__(message, details={**(details or {}), **facts})
+        self.count = count  # how many times it occurs
+        self.lines = tuple(lines)  # the lines of the first few matches
+        self.context = tuple(tuple(c) for c in context)  # each shown match's lines around it, the likeliest first
+        self.likely = likely  # the match in the lines this session last read, where one of several is
+        self.read = read  # the lines this session last read (first, last), where it read a part
 
 
 class Busy(FsError):
@@ -422,6 +538,11 @@ class NotEmpty(FsError):
     """``delete`` of a directory that still has entries."""
 
     default_code = "FS_NOT_EMPTY"
+    entries: int | None = None  # how many, where they were counted
+
+    def __init__(self, message: str, *, entries: int | None = None) -> None:
+        super().__init__(message, details={"entries": entries} if entries is not None else None)
+        self.entries = entries
 
 
 class AlreadyExists(FsError):

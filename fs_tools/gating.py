@@ -20,6 +20,7 @@ from fs_tools.errors import (
     SeenAbsent,
     StaleVersion,
     StoreUnavailable,
+    Writer,
     path_label,
 )
 from fs_tools.history.model import DIR, LINK, OTHER, Effect, State, Step
@@ -152,7 +153,7 @@ def check_replace(
         assert file is not None
         if not file.exists:
             if expected is not None:  # observed there, gone now
-                raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"}) from None
+                raise StaleVersion(f"{file.display!r} no longer exists", found="deleted") from None
             return None
         if file.kind != FILE:
             what = "a directory" if file.kind == DIRECTORY else "not a regular file"
@@ -166,7 +167,7 @@ def check_replace(
                 raise refusal from None
             raise StaleVersion(
                 f"{file.display!r} did not exist when this session last read it, but it does now",
-                details={"found": "exists"},
+                found="exists",
             ) from None
         return capture(ctx, path)
     raise AssertionError("a check-only gate always raises")  # pragma: no cover
@@ -200,51 +201,48 @@ def commit_gated(
     return Committed(after=after, created=gate.expected is None)
 
 
-def _how_it_changed(stale: StaleVersion) -> dict[str, object]:
+def _how_it_changed(stale: StaleVersion) -> None:
     """What the lines that changed read now, and whether only whitespace changed — from the bytes the
     provider left on the error, once the file's lock is released (they are dropped after)."""
     contents, stale.contents = stale.contents, None
     if contents is None:
-        return {}
+        return
     old, now = contents
-    found: dict[str, object] = {}
-    lines = stale.details.get("lines")
-    if isinstance(lines, tuple) and len(lines) == 2 and lines[1] >= lines[0]:
-        found["now"] = lines_now(now, lines[0], lines[1])
-    if same_but_whitespace(old, now):
-        found["whitespace_only"] = True
-    return found
+    lines = stale.lines
+    stale.learn(
+        now=lines_now(now, lines[0], lines[1]) if lines is not None and lines[1] >= lines[0] else (),
+        whitespace_only=same_but_whitespace(old, now),
+    )
 
 
 _RECENT_ENTRIES = 200  # entries of every session's history looked through for who changed a file
 
 
-def _who_changed(ctx: ToolContext, path: str, expected: str | None, now: object) -> dict[str, object]:
+def _who_changed(ctx: ToolContext, path: str, expected: str | None, stale: StaleVersion) -> None:
     """What the history tells of a stale file's change: the session whose recorded change made the version
     there now (``writer``: its id and tool), and whether the version this session expected is the one its
-    own last change made (``since``: "own_change") — what changed the file came after that (a formatter,
-    an editor on save, another writer). Only the most recent entries are looked through; a history that
+    own last change made (``after_own_change``) — what changed the file came after that (a formatter, an
+    editor on save, another writer). Only the most recent entries are looked through; a history that
     fails tells nothing, and the refusal stands as it is."""
     if ctx.history is None:
-        return {}
+        return
     try:
         key = ctx.provider.key_of(path)
         recent = ctx.history.recent(max(0, ctx.history.latest() - _RECENT_ENTRIES), _RECENT_ENTRIES)
     except Exception:  # any failure of the store
         log.debug("history unavailable for a stale cause", exc_info=True)
-        return {}
-    found: dict[str, object] = {}
+        return
+    writer: Writer | None = None
     for entry in reversed(recent):
         step = next((s for s in entry.steps if isinstance(s, Effect) and s.key == key), None)
         if step is None:
             continue
         if entry.session == ctx.session:
-            if expected is not None and step.after == expected:
-                found["since"] = "own_change"
+            stale.learn(after_own_change=expected is not None and step.after == expected)
             break
-        if not found and now is not None and step.after == now:
-            found["writer"] = {"session": entry.session, "tool": entry.tool or ""}
-    return found
+        if writer is None and stale.now_version is not None and step.after == stale.now_version:
+            writer = Writer(session=entry.session, tool=entry.tool or "")
+    stale.learn(writer=writer)
 
 
 def _check_commit(ctx: ToolContext, path: str, intent: Intent, content: bytes | Produce, pinned: str | None) -> None:
@@ -276,12 +274,9 @@ def _check_commit(ctx: ToolContext, path: str, intent: Intent, content: bytes | 
 def _say_why(ctx: ToolContext, path: str, gate: SessionGate, stale: StaleVersion) -> None:
     """A file changed since the session's read: what its changed lines read now and why it changed, where
     that is known, added to the refusal (the file's lock is released by now)."""
-    if stale.details.get("found") == "modified":
-        stale.details = {
-            **stale.details,
-            **_how_it_changed(stale),
-            **_who_changed(ctx, path, gate.expected, stale.details.get("now_version")),
-        }
+    if stale.found == "modified":
+        _how_it_changed(stale)
+        _who_changed(ctx, path, gate.expected, stale)
 
 
 def record_change(ctx: ToolContext, steps: Sequence[Step], *snapshots: Snapshot | None) -> None:
@@ -319,7 +314,7 @@ def mode_of(snap: Snapshot | None) -> int | None:
 def refuse_if_vanished(ctx: ToolContext, file: FileState) -> None:
     """A file the session saw that is gone now: stale (it was deleted or moved), not merely missing."""
     if not file.exists and isinstance(ctx.store.get(ctx.session, file.key), Present):
-        raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"})
+        raise StaleVersion(f"{file.display!r} no longer exists", found="deleted")
 
 
 def observed_version(ctx: ToolContext, intent: Intent, file: FileState) -> str:
@@ -383,7 +378,5 @@ def _denial(decision: Deny, file: FileState) -> Exception:
             return file.unreadable
         return NotObserved(f"{label!r} has not been read in this session", details={"reason": "unseen"})
     if file.exists:  # absent when observed, present now: the file changed since
-        return StaleVersion(
-            f"{label!r} did not exist when this session last read it, but it does now", details={"found": "exists"}
-        )
+        return StaleVersion(f"{label!r} did not exist when this session last read it, but it does now", found="exists")
     return SeenAbsent(f"{label!r} does not exist (this session found it absent, or moved or deleted it)")

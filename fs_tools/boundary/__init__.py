@@ -104,43 +104,43 @@ def internal(exc: BaseException, tool: str) -> InternalError:
 
 
 def _stale(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
-    found = details.get("found")
-    lines = details.get("lines")
-    cause = _stale_cause(details)
-    if isinstance(lines, tuple | list) and len(lines) == 2:
-        first, last = lines
+    if not isinstance(exc, StaleVersion):  # pragma: no cover - the remedy of StaleVersion only
+        return f"{exc.message} — {STALE_REMEDY}"
+    cause = _stale_cause(exc)
+    if exc.lines is not None:
+        first, last = exc.lines
         if last < first:
             change = f"lines were removed before line {first}"
         else:
             change = f"line {first} changed" if first == last else f"lines {first}–{last} changed"
         head = f"{exc.message} ({change}{cause}; re-reading from {term('offset')} {max(1, first - 2)} is enough)"
-        now = details.get("now") or []
+        now = exc.now
         if not now:
             return f"{head} — {STALE_REMEDY}"
         # the lines as they are now, then the remedy, which ends the message as it ends every other one
-        shown = near_miss.excerpt([(int(n), str(text)) for n, text in now])
+        shown = near_miss.excerpt(now)
         if len(now) == 1:
             return f"{head}; line {first} now reads:\n{shown}\n — {STALE_REMEDY}"
-        more = f" (the first {len(now)} of them)" if isinstance(last, int) and last - first + 1 > len(now) else ""
+        more = f" (the first {len(now)} of them)" if last - first + 1 > len(now) else ""
         return f"{head}; those lines now read{more}:\n{shown}\n — {STALE_REMEDY}"
-    if found == "deleted":
+    if exc.found == "deleted":
         return f"{exc.message} (it was deleted or moved) — {STALE_REMEDY}"
     said = f" ({cause.removeprefix(', ')})" if cause else ""
     return f"{exc.message}{said} — {STALE_REMEDY}"
 
 
-def _stale_cause(details: Mapping[str, Any]) -> str:
+def _stale_cause(exc: StaleVersion) -> str:
     """Why the file changed, where it is known: after the session's own last change of it, by which other
     session (its recorded change made the file as it is), and whether only whitespace changed (what a
     formatter or an editor on save does)."""
-    own = ", after this session's own change of it" if details.get("since") == "own_change" else ""
-    writer = details.get("writer")
-    if isinstance(writer, Mapping):
-        tool = f" (its {str(writer.get('tool'))[:40]})" if writer.get("tool") else ""
-        by = f"by session {str(writer.get('session'))[:60]!r}{tool}"
-        only = ", only whitespace" if details.get("whitespace_only") else ""
+    own = ", after this session's own change of it" if exc.after_own_change else ""
+    writer = exc.writer
+    if writer is not None:
+        tool = f" (its {writer.tool[:40]})" if writer.tool else ""
+        by = f"by session {writer.session[:60]!r}{tool}"
+        only = ", only whitespace" if exc.whitespace_only else ""
         return f"{own}{only}, {by}"
-    if details.get("whitespace_only"):
+    if exc.whitespace_only:
         return f"{own}, only whitespace: a formatter or an editor on save"
     if own:
         return f"{own}: by another writer"
@@ -160,16 +160,15 @@ def _nothing_applied(details: Mapping[str, Any]) -> str:
 
 
 def _ambiguous(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
-    lines = list(details.get("lines", []))
-    count = int(details.get("count", len(lines)))
-    where = ", ".join(str(n) for n in lines)
-    if count > len(lines):
-        where += f" and {count - len(lines)} more"
-    shown = near_miss.ambiguity_excerpt(details.get("context") or [])
-    likely, read = details.get("likely"), details.get("read")
+    if not isinstance(exc, AmbiguousEdit):  # pragma: no cover - the remedy of AmbiguousEdit only
+        return exc.message
+    where = ", ".join(str(n) for n in exc.lines)
+    if exc.count > len(exc.lines):
+        where += f" and {exc.count - len(exc.lines)} more"
+    shown = near_miss.ambiguity_excerpt(exc.context)
     meant = (
-        f"; the one at line {likely} is in the lines this session last read ({read[0]}–{read[1]})"
-        if likely is not None and isinstance(read, list | tuple) and len(read) == 2
+        f"; the one at line {exc.likely} is in the lines this session last read ({exc.read[0]}–{exc.read[1]})"
+        if exc.likely is not None and exc.read is not None
         else ""
     )
     return (
@@ -185,9 +184,11 @@ def _replace_all() -> str:
 
 
 def _not_found_edit(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
-    message = near_miss.not_found_message(exc.message + _nothing_applied(details), details)
+    if not isinstance(exc, EditNotFound):  # pragma: no cover - the remedy of EditNotFound only
+        return exc.message
+    message = near_miss.not_found_message(exc.message + _nothing_applied(details), exc.findings)
     cells = offered.get(abilities.CHANGE_CELLS)
-    if details.get("notebook") and cells is not None:
+    if exc.notebook and cells is not None:
         message += (
             f"\nThe file is a Jupyter notebook: its JSON holds each line of a cell as a quoted string, so text copied "
             f"from the view of its cells is not in it — change a cell with {cells}"

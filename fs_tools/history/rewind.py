@@ -393,8 +393,8 @@ class _Rewind:
         if isinstance(exc, OutsideRoots) and not isinstance(exc, SymlinkOutside):
             message = "history names a path outside the workspace roots, which a rewind never touches"
         elif isinstance(exc, NotEmpty):
-            count = exc.details.get("entries", 0)
-            held = f"{count:,} entr{'y' if count == 1 else 'ies'}" if isinstance(count, int) and count else "entries"
+            count = exc.entries
+            held = f"{count:,} entr{'y' if count == 1 else 'ies'}" if count else "entries"
             message = f"{path!r}, a directory this session made, is not empty ({held} left in it), so it is kept"
         elif isinstance(exc, StaleVersion):
             message = _stale_message(path, exc, self.forcing)
@@ -409,14 +409,13 @@ class _Rewind:
         return key[len(primary) + 1 :] if key.startswith(primary + "/") else key
 
 
-def _stale_message(path: str, exc: HarnessError, forcing: str) -> str:
-    found = exc.details.get("found")
-    lines = exc.details.get("lines")
+def _stale_message(path: str, exc: StaleVersion, forcing: str) -> str:
+    found, lines = exc.found, exc.lines
     if found == "deleted":
         what = f"{path!r} was deleted by someone else after this session's last change to it"
     elif found == "exists":
         what = f"{exc.message} (someone else put it there after this session's change)"
-    elif isinstance(lines, tuple) and len(lines) == 2:
+    elif lines is not None:
         first, last = lines
         span = f"line {first} differs" if first == last else f"lines {first}-{last} differ"
         what = f"{path!r} was changed by someone else after this session's last change to it ({span})"
@@ -433,7 +432,7 @@ def _same_path(file: FileState, key: str) -> None:
         raise StaleVersion(
             f"{file.display!r} now leads somewhere else than when this session changed it (a directory on its "
             "path was replaced, by a symlink perhaps)",
-            details={"found": "moved"},
+            found="moved",
         )
 
 
@@ -451,7 +450,7 @@ class _RestoringGate(SessionGate):
         check_configuration(self.ctx, file)
         _same_path(file, self._key)
         if not file.exists and self._expected is not None:
-            raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"})
+            raise StaleVersion(f"{file.display!r} no longer exists", found="deleted")
         self.expected = self._expected
         return self.expected
 
@@ -473,7 +472,7 @@ class _RestoringRemoval(RemovalGate):
         if file.kind != wanted:
             now = "a directory" if file.kind == DIRECTORY else f"a {file.kind}" if file.kind else "something else"
             was = "the directory this session made" if wanted == DIRECTORY else "the file this session left"
-            raise StaleVersion(f"{file.display!r} is no longer {was}: it is {now} now", details={"found": "replaced"})
+            raise StaleVersion(f"{file.display!r} is no longer {was}: it is {now} now", found="replaced")
         self.expected = self._state if wanted == FILE else None
         return self.expected
 
@@ -493,12 +492,12 @@ class _MovingBack(MovingGate):
         check_configuration(self.ctx, file)
         _same_path(file, self._move.destination)
         if not file.exists:
-            raise StaleVersion(f"{file.display!r} no longer exists", details={"found": "deleted"})
+            raise StaleVersion(f"{file.display!r} no longer exists", found="deleted")
         if file.kind != self._move.kind or (file.kind == DIRECTORY and not self._same_directory(file)):
             now = f"a {file.kind}" if file.kind != self._move.kind else "another directory"
             raise StaleVersion(
                 f"{file.display!r} is no longer the {self._move.kind} this session moved there: it is {now} now",
-                details={"found": "replaced"},
+                found="replaced",
             )
         self.version = self._version if file.kind == FILE else None
         return self.version
@@ -519,7 +518,7 @@ class _MovingBack(MovingGate):
         if not file.exists:
             return None
         if not self._force or file.kind != FILE:
-            raise StaleVersion(f"{file.display!r} exists again", details={"found": "exists"})
+            raise StaleVersion(f"{file.display!r} exists again", found="exists")
         self.replaced = True
         _, self.replaced_version = self.ctx.provider.current_version(file.key, lambda: None)
         return self.replaced_version

@@ -85,7 +85,7 @@ class Miss:
     def diagnosed(self) -> EditNotFound:
         haystack = self.text.replace("\r\n", "\n") if "\r\n" in self.text else self.text
         found = diagnose(haystack, self.old.replace("\r\n", "\n"), self.new.replace("\r\n", "\n"))
-        return EditNotFound(self.error.message, details={**found, **self.error.details})
+        return EditNotFound(self.error.message, findings=found, details=self.error.details)
 
 
 # --- 1. transforms of old_string alone --------------------------------------------------------------

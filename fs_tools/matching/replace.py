@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from itertools import islice, product
-from typing import Any
 
 from fs_tools.errors import AmbiguousEdit, ContentTooLarge, EditNotFound
 from fs_tools.terms import pointer_term
@@ -84,12 +83,10 @@ def replace(
         lines = view.lines(MAX_REPORTED_MATCHES)
         raise AmbiguousEdit(
             f"{label} occurs {count} times in {display!r}",
-            details={
-                "count": count,
-                "lines": lines,
-                "pointer": label,
-                "context": match_contexts(view.searched, lines, needle),
-            },
+            count=count,
+            lines=lines,
+            context=match_contexts(view.searched, lines, needle),
+            details={"pointer": label},
         )
     first_line = view.searched.count("\n", 0, start) + 1
     begin, end = view.span(start, first_line)
@@ -132,19 +129,19 @@ _ENCLOSING_LINES = 200  # lines looked up from a match for what encloses it
 _HEADING = re.compile(r"^(?:#{1,6} \S|\[[^\]\n]+\]\s*$|\\(?:sub)*section\{)")
 
 
-def told_apart(text: str, needle: str, details: Mapping[str, Any], read: tuple[int, int] | None) -> dict[str, Any]:
-    """An ambiguous edit's details, for the model to pick the match it meant: the matches inside the lines
-    the session last read (``read``) come first and the first of them is ``likely``; each match shown
-    (the first few, so ranked) with the line before and after it and the line that encloses it — the
+def told_apart(text: str, needle: str, exc: AmbiguousEdit, read: tuple[int, int] | None) -> AmbiguousEdit:
+    """An ambiguous edit told more fully, for the model to pick the match it meant: the matches inside the
+    lines the session last read (``read``) come first and the first of them is ``likely``; each match
+    shown (the first few, so ranked) with the line before and after it and the line that encloses it — the
     nearest less indented line above (its function, block or key), or at the left margin the section
     heading above it. Bounded by count: a few matches, a few hundred lines up from each."""
-    lines = [int(n) for n in details.get("lines") or []]
+    lines = list(exc.lines)
     text = text.replace("\r\n", "\n") if "\r\n" in text else text
     needle = needle.replace("\r\n", "\n")
     if read is not None:
         read = (read[0], min(read[1], text.count("\n") + 1))
     inside = [n for n in lines if read is not None and read[0] <= n <= read[1]]
-    if read is not None and not inside and int(details.get("count", 0)) > len(lines):
+    if read is not None and not inside and exc.count > len(lines):
         # hundreds of matches, and the ones listed are not where the session read: one search there
         at = text.find(needle, line_start(text, read[0]), line_start(text, read[1] + 1))
         if at >= 0:
@@ -155,12 +152,15 @@ def told_apart(text: str, needle: str, details: Mapping[str, Any], read: tuple[i
         enclosing = _enclosing(text, line)
         if enclosing is not None and enclosing[0] < line - 1:
             context.insert(0, enclosing)
-    out = {**details, "context": contexts}
-    if read is not None:
-        out["read"] = list(read)
-    if inside and len(inside) < int(details.get("count", len(lines))):
-        out["likely"] = inside[0]
-    return out
+    return AmbiguousEdit(
+        exc.message,
+        count=exc.count,
+        lines=lines,
+        context=contexts,
+        likely=inside[0] if inside and len(inside) < exc.count else None,
+        read=read,
+        details=exc.details,
+    )
 
 
 def _enclosing(text: str, line: int) -> tuple[int, str] | None:

@@ -147,7 +147,7 @@ class Disk:
 
 def vanished(display: str) -> StaleVersion:
     """The condition "the observed file is gone"."""
-    return StaleVersion(f"{display!r} no longer exists", details={"found": "deleted"})
+    return StaleVersion(f"{display!r} no longer exists", found="deleted")
 
 
 def check_cancel(cancel: CancelToken | None, what: str) -> None:

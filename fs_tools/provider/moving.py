@@ -187,7 +187,7 @@ def _move(
                 raise StaleVersion(
                     f"{src.display!r} was replaced by another program just as it was being moved; it is left "
                     "where it was",
-                    details={"found": "modified"},
+                    found="modified",
                 )
         if across:
             _move_across(disk, src, dst, kind, verified, expected_dst, replaced, cancel)
@@ -213,7 +213,7 @@ def _rename(disk: Disk, src: Resolved, dst: Resolved, kind: str, replaced: Snaps
     disk.primitives.exchange_between(src.dir_fd, src.name, dst.dir_fd, dst.name)
     raise StaleVersion(
         f"{dst.display!r} was replaced by another program just as the move was being made; both are kept",
-        details={"found": "modified"},
+        found="modified",
     )
 
 
@@ -226,7 +226,7 @@ def _check_destination(disk: Disk, dst: Resolved, expected: str | None, overwrit
             raise vanished(dst.display)
         return None
     if expected is None:
-        raise StaleVersion(f"{dst.display!r} was created just now by someone else", details={"found": "exists"})
+        raise StaleVersion(f"{dst.display!r} was created just now by someone else", found="exists")
     verified = versions.verified(disk, dst, current, expected)
     if not overwrite:
         raise AlreadyExists(f"{dst.display!r} already exists", details={"reason": "exists"})
@@ -312,4 +312,4 @@ def _rename_no_replace(prims: Primitives, src: Resolved, dst: Resolved, kind: st
         prims.move_no_replace(src.dir_fd, src.name, dst.dir_fd, dst.name, directory=kind == DIRECTORY)
     except FileExistsError as exc:  # a creator won the race: never clobber it
         created = f"{dst.display!r} was created just now by someone else"
-        raise StaleVersion(created, details={"found": "exists"}) from exc
+        raise StaleVersion(created, found="exists") from exc

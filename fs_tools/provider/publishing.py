@@ -273,7 +273,7 @@ def publish(
                     try:
                         disk.primitives.rename_no_replace(dir_fd, temp, name)
                     except FileExistsError as exc:  # a creator won the race: never clobber it
-                        raise StaleVersion(f"{display!r} already exists", details={"found": "exists"}) from exc
+                        raise StaleVersion(f"{display!r} already exists", found="exists") from exc
                     published = True
                 elif proven is None:  # no version to prove (only when a benchmark switches the gate off)
                     os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -351,7 +351,7 @@ def _swap_in(
     if not settled:
         raise StaleVersion(
             f"{display!r} was replaced by another program just as this change was being saved",
-            details={"found": "modified"},
+            found="modified",
         )
 
 

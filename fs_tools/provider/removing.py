@@ -54,7 +54,7 @@ def _remove_locked(
     if now is None:
         raise vanished(display)
     if kind_of(now.st_mode) != kind:
-        raise StaleVersion(f"{display!r} was replaced by something else just now", details={"found": "modified"})
+        raise StaleVersion(f"{display!r} was replaced by something else just now", found="modified")
     if kind == DIRECTORY:
         try:
             os.rmdir(name, dir_fd=dir_fd)
@@ -68,7 +68,7 @@ def _remove_locked(
             raise NotEmpty(
                 f"{display!r} is a directory with {count:,} entr{'y' if count == 1 else 'ies'}; "
                 "only an empty directory is deleted",
-                details={"entries": count},
+                entries=count,
             ) from exc
         return kind, None
     if kind != FILE or expected is None:  # a symlink: the link itself goes, never its target
@@ -100,7 +100,7 @@ def unlink_verified(disk: Disk, dir_fd: int, name: str, proven: Snapshot, displa
             log.error("a file saved during a delete is left under %r (errno %s)", temp, exc.errno)
         raise StaleVersion(
             f"{display!r} was replaced by another program just as it was being deleted; it is kept",
-            details={"found": "modified"},
+            found="modified",
         )
     finally:
         if holder is not None:

@@ -203,7 +203,7 @@ def check_expected(
         require_plain_file(now, display)
     if expected is None:
         if now is not None:
-            raise StaleVersion(f"{display!r} already exists", details={"found": "exists"})
+            raise StaleVersion(f"{display!r} already exists", found="exists")
         return None
     if now is None:
         raise vanished(display)
@@ -231,21 +231,20 @@ def verified(disk: Disk, target: Resolved, now: os.stat_result, expected: str) -
         raise vanished(target.display)
     done = found[1]
     if done.version != expected:
-        raise StaleVersion(
-            f"{target.display!r} has changed since this session last read it", details={"found": "modified"}
-        )
+        raise StaleVersion(f"{target.display!r} has changed since this session last read it", found="modified")
     return Snapshot(data=b"", version=done.version, stat=done.stat, taken_ns=done.taken_ns)
 
 
 def stale(disk: Disk, display: str, observed_version: str, now: Snapshot) -> StaleVersion:
     """The condition "changed since observed", with the changed lines when the old bytes are cached."""
-    details: dict[str, object] = {"found": "modified", "now_version": now.version}
     old = disk.cache.get(observed_version)
-    if old is not None:
-        change = changed_lines(old, now.data)
-        if change is not None:
-            details["lines"] = (change.first, change.last)
-    condition = StaleVersion(f"{display!r} has changed since this session last read it", details=details)
+    change = changed_lines(old, now.data) if old is not None else None
+    condition = StaleVersion(
+        f"{display!r} has changed since this session last read it",
+        found="modified",
+        now_version=now.version,
+        lines=(change.first, change.last) if change is not None else None,
+    )
     if old is not None:
         condition.contents = (old, now.data)  # what the lines read now, and how they changed: after the lock
     return condition

@@ -512,13 +512,10 @@ def _ambiguous(change: FileChange, hunk: Hunk, decoded: TextFile, found: list[in
         f"/{term('patch')}: {_where(change, hunk)} matches "
         f"{'more than ' if len(found) >= MAX_CANDIDATES else ''}{len(found)} places in {path_label(change.path)!r} "
         "(nothing was written)",
-        details={
-            "count": len(found),
-            "lines": numbers,
-            "context": match_contexts(text, numbers, needle),
-            "pointer": f"/{term('patch')}",
-            "terms": _hunk_terms(hunk),
-        },
+        count=len(found),
+        lines=numbers,
+        context=match_contexts(text, numbers, needle),
+        details={"pointer": f"/{term('patch')}", "terms": _hunk_terms(hunk)},
     )
 
 

@@ -291,9 +291,8 @@ def _region_step(
     now, needle = text.replace("\r\n", "\n"), spec.old_string.replace("\r\n", "\n")
     at = now.find(needle)
     if at < 0:  # in the text the session read, not in the file now: those very lines changed
-        raise StaleVersion(
-            f"{display!r} has changed since this session last read it, in the lines {label} covers",
-            details=dict(region.stale.details),
+        raise region.stale.elsewhere(
+            f"{display!r} has changed since this session last read it, in the lines {label} covers", region.stale.lines
         ) from region.stale
     first = now.count("\n", 0, at) + 1
     last = first + needle.count("\n")
@@ -301,10 +300,10 @@ def _region_step(
         region.spans = _changed_spans(seen, now, region.check)
     for start, end in region.spans:
         if start <= last and end >= first:
-            raise StaleVersion(
+            raise region.stale.elsewhere(
                 f"{display!r} has changed since this session last read it, in the lines {label} covers "
                 f"({'line ' + str(start) if start == end else f'lines {start}–{end}'})",
-                details={**region.stale.details, "lines": (start, end)},
+                (start, end),
             ) from region.stale
     grew = spec.new_string.replace("\r\n", "\n").count("\n") - needle.count("\n")
     region.spans = [(start + grew, end + grew) if start > last else (start, end) for start, end in region.spans]
@@ -358,7 +357,7 @@ def _run(
         try:
             done = commit_gated(ctx, path, Intent.EDIT, produce)
         except StaleVersion as stale:
-            if ctx.options.stale != "region" or dry_run or stale.details.get("found") != "modified":
+            if ctx.options.stale != "region" or dry_run or stale.found != "modified":
                 raise
             done = _region_commit(ctx, path, produce, outcome, stale)
     except EditNotFound:
@@ -367,7 +366,7 @@ def _run(
         # The lock is released by now: the diagnosis searches an immutable text, holding nothing.
         error = outcome.miss.diagnosed()
         if _notebook_text(outcome.miss.text):  # its read showed cells, not this JSON: say where cells change
-            error = EditNotFound(error.message, details={**error.details, "notebook": True})
+            error = EditNotFound(error.message, findings=error.findings, notebook=True, details=error.details)
         raise error from None
     except AmbiguousEdit:
         if outcome.ambiguous is None:
@@ -376,7 +375,7 @@ def _run(
         text, needle, exc = outcome.ambiguous
         window = ctx.reads.last(ctx.session, ctx.provider.key_of(path)) if ctx.reads is not None else None
         read = (window[1], window[1] + window[2] - 1) if window is not None else None  # (offset, limit)
-        raise AmbiguousEdit(exc.message, details=told_apart(text, needle, exc.details, read)) from None
+        raise told_apart(text, needle, exc, read) from None
     except _DryRun as trial:
         return _dry_run(ctx, path, outcome, trial)
     applied = outcome.applied

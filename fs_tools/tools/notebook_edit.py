@@ -216,7 +216,7 @@ def run_notebook_edit(ctx: ToolContext, args: NotebookEditArgs) -> ToolOutput:
     try:
         committed = commit_gated(ctx, args.notebook_path, Intent.EDIT, produce)
     except StaleVersion as exc:  # its lines are the JSON's, and read shows cells: no line numbers
-        raise StaleVersion(exc.message, details={k: v for k, v in exc.details.items() if k != "lines"}) from exc
+        raise exc.elsewhere(exc.message) from exc
     except NotebookTooLarge:
         raise
     except TooLarge as exc:

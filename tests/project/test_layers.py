@@ -191,3 +191,22 @@ def test_the_boundary_and_the_workspace_never_branch_on_a_tool(module: str) -> N
     names = _tool_names()
     named = sorted(found for node in ast.walk(tree) for found in _branches_on(node, names))
     assert named == [], f"{module} branches on tool names: {named}"
+
+
+CALL_WIDE_DETAILS = {"pointer", "terms"}  # of the call, not of a condition: which argument, by what names
+
+
+def test_the_boundary_reads_a_conditions_facts_as_its_fields() -> None:
+    """A condition carries its facts as typed fields (``StaleVersion.lines``, ``AmbiguousEdit.likely``);
+    ``details`` is their copy for hosts. The boundary reads from ``details`` only what belongs to the call."""
+    tree = ast.parse(MODULES["fs_tools.boundary"].read_text())
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("details"):
+            key = node.slice
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("details.get"):
+            key = node.args[0]
+        else:
+            continue
+        read.add(key.value if isinstance(key, ast.Constant) else ast.unparse(key))
+    assert read <= CALL_WIDE_DETAILS, f"the boundary reads conditions' facts from details: {read - CALL_WIDE_DETAILS}"

@@ -88,3 +88,32 @@ def test_a_condition_is_pickled_and_copied_with_its_facts_and_keeps_its_code_and
             assert dict(again.details) == dict(error.details) and again.info == error.info
     assert OffsetPastEnd("x", offset=9, total_lines=2).info.name == "NotFound"
     assert pickle.loads(pickle.dumps(OffsetPastEnd("x", offset=9, total_lines=2))).total_lines == 2
+
+
+def test_a_stale_conditions_facts_are_fields_kept_in_details_for_hosts_through_pickling_and_rewording() -> None:
+    import pickle
+
+    from fs_tools.errors import AmbiguousEdit, StaleVersion, Writer
+
+    stale = StaleVersion("'a.txt' has changed since this session last read it", found="modified", lines=(3, 4))
+    stale.learn(now=[(3, "x = 1")], whitespace_only=True, writer=Writer("s2", "edit"))
+    assert dict(stale.details) == {
+        "found": "modified",
+        "lines": (3, 4),
+        "now": [(3, "x = 1")],
+        "whitespace_only": True,
+        "writer": {"session": "s2", "tool": "edit"},
+    }
+    again = pickle.loads(pickle.dumps(stale))
+    assert (again.found, again.lines, again.now) == ("modified", (3, 4), ((3, "x = 1"),))
+    assert again.writer == Writer("s2", "edit")
+    shown = remediate(stale)
+    assert isinstance(shown, StaleVersion) and shown.lines == (3, 4) and shown.whitespace_only
+    assert "lines 3–4 changed, only whitespace, by session 's2' (its edit)" in shown.message
+    elsewhere = stale.elsewhere("'a.ipynb' has changed since this session last read it")
+    assert elsewhere.lines is None and elsewhere.now == () and "lines" not in elsewhere.details
+    assert elsewhere.writer == Writer("s2", "edit") and elsewhere.details["found"] == "modified"
+
+    ambiguous = AmbiguousEdit("'x' occurs 3 times in 'a.txt'", count=3, lines=[2, 9], likely=9, read=(5, 12))
+    assert "; the one at line 9 is in the lines this session last read (5–12)" in remediate(ambiguous).message
+    assert dict(ambiguous.details) == {"count": 3, "lines": [2, 9], "context": [], "likely": 9, "read": [5, 12]}

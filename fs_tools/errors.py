@@ -469,13 +469,12 @@ class StaleVersion(FsError):
 
 
 class EditNotFound(FsError):
-    """``old_string`` does not occur in the file.
-
-    ``findings`` is the near-miss diagnosis (``fs_tools.matching.diagnosis``): where the closest text is
-    and how ``old_string`` differs from it, the structured details SPEC §9 has the matching layer compute
-    and the boundary word (``fs_tools.boundary.near_miss``); in ``details`` too, for hosts."""
+    """``old_string`` does not occur in the file."""
 
     default_code = "FS_EDIT_NOT_FOUND"
+    # The near-miss diagnosis (fs_tools.matching.diagnosis): where the closest text is and how old_string
+    # differs from it, the structured details SPEC §9 has the matching layer compute and the boundary word
+    # (fs_tools.boundary.near_miss); in ``details`` too, for hosts.
     findings: Mapping[str, Any] = _EMPTY
     notebook: bool = False  # the file is a Jupyter notebook, whose cells a read showed, not this JSON
 

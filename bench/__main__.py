@@ -87,10 +87,12 @@ def main(argv: list[str] | None = None) -> int:
 
         rows += concurrency_rows(args.smoke)
     if "startup" in sections:
+        from bench.hooks import hook_rows
         from bench.startup import cold_workspace_rows, startup_rows
 
         node = os.environ.get(NODE_ENV)
         rows += startup_rows(args.smoke, Path(node) if node else None) + cold_workspace_rows(args.smoke)
+        rows += hook_rows(args.smoke)
     if "http" in sections:
         from bench.http import http_rows
 

@@ -12,9 +12,11 @@ The names below are imported on first use, so that importing a submodule (the py
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook command ~4 ms (fs_tools.hooks.relay)
 if TYPE_CHECKING:
+    from typing import Any
+
     from fs_tools.errors import ErrorInfo, FsError, HarnessError, ToolArgsError
     from fs_tools.result import ToolResult
     from fs_tools.workspace import Session, Workspace

@@ -278,8 +278,14 @@ def _is_hook_run(words: list[str]) -> bool:
 
 def _hook_main(words: list[str]) -> int:
     """A hook never blocks its harness for fs-tools' own trouble: to every harness, exit 2 means "deny",
-    so a bad option, a bad setting or a crash here is exit 0 ("no opinion") with one line on stderr."""
+    so a bad option, a bad setting or a crash here is exit 0 ("no opinion") with one line on stderr. The
+    hook server answers first where it can (``fs_tools.hooks.relay``)."""
     try:
+        from fs_tools.hooks.relay import answer
+
+        served = answer(words) if not {"-h", "--help"} & set(words) else None
+        if served is not None:
+            return served
         status = _run(words)
         if sys.stdout is not None:
             sys.stdout.flush()

@@ -20,6 +20,9 @@ def _no_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         if name.startswith("FS_TOOLS_") and name not in ("FS_TOOLS_INSPECTOR_DIR", "FS_TOOLS_HARNESS_DIR")
     ]:
         monkeypatch.delenv(name)
+    # Hook commands answer their events themselves, so no test leaves a hook server behind it; the hook
+    # server's own tests (tests/surfaces/test_hook_server.py) turn it on and stop what they started.
+    monkeypatch.setenv("FS_TOOLS_HOOK_SERVER", "0")
 
 
 @pytest.fixture

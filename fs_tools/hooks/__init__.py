@@ -10,7 +10,30 @@ that is down, a bug here) is "no opinion" with one line for stderr; only a gate'
 
 from __future__ import annotations
 
-from fs_tools.hooks.engine import HOOK_HARNESSES, HookGates, hook_event
-from fs_tools.hooks.harnesses import Reply
+import importlib
+
+TYPE_CHECKING = False  # not typing's: the hook command imports this package first (fs_tools.hooks.relay)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from fs_tools.hooks.engine import HOOK_HARNESSES, HookGates, hook_event
+    from fs_tools.hooks.harnesses import Reply
+
+# Imported on first use: the hook command's first step (fs_tools.hooks.relay) stays a few modules small.
+_HOMES = {
+    "HOOK_HARNESSES": "fs_tools.hooks.engine",
+    "HookGates": "fs_tools.hooks.engine",
+    "hook_event": "fs_tools.hooks.engine",
+    "Reply": "fs_tools.hooks.harnesses",
+}
 
 __all__ = ["HOOK_HARNESSES", "HookGates", "Reply", "hook_event"]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'fs_tools.hooks' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

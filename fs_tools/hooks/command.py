@@ -9,13 +9,13 @@ import os
 import shlex
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from fs_tools.hooks.harnesses import HARNESSES, Answer, Reply, unjudged
+from fs_tools.hooks.relay import MAX_EVENT_BYTES
 
-MAX_EVENT_BYTES = 64 << 20  # a Write's content travels in its event: more than any file fs-tools writes
 MARKER = "-m fs_tools hook"  # what every command fs-tools installs contains, and uninstall looks for
 
 
@@ -27,7 +27,20 @@ def run(
     harness: str, *, roots: Sequence[str], store: str | None, protected: Sequence[str], read_only: bool, timeout: float
 ) -> int:
     """Judge the event on stdin and answer it; the exit status the harness reads."""
-    answer = _judge(harness, roots=roots, store=store, protected=protected, read_only=read_only, timeout=timeout)
+    try:
+        with _deadline(timeout):
+            raw = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
+
+            def judge(event: object) -> Reply:
+                from fs_tools.hooks.engine import hook_event
+
+                return hook_event(
+                    harness, event, roots=roots or None, store=store, protected=protected, read_only=read_only
+                )
+
+            answer = answer_event(harness, raw, judge)
+    except _TimedOut:
+        answer = HARNESSES[harness].answer(unjudged(f"no verdict within {timeout:g} s"))
     if answer.stdout:
         sys.stdout.write(answer.stdout)
     if answer.stderr:
@@ -35,29 +48,23 @@ def run(
     return answer.status
 
 
-def _judge(
-    harness: str, *, roots: Sequence[str], store: str | None, protected: Sequence[str], read_only: bool, timeout: float
-) -> Answer:
+def answer_event(harness: str, raw: bytes, judge: Callable[[object], Reply]) -> Answer:
+    """The answer to the event ``raw`` (the harness's JSON), judged by ``judge`` when it is a call fs-tools
+    judges. Never raises but for a timeout."""
     spec = HARNESSES[harness]
     try:
-        with _deadline(timeout):
-            raw = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
-            if len(raw) > MAX_EVENT_BYTES:
-                return spec.answer(unjudged(f"the event is over {MAX_EVENT_BYTES:,} bytes"))
-            try:
-                event = json.loads(raw)
-            except ValueError as exc:
-                return spec.answer(unjudged(f"the event is not JSON ({exc})"))
-            call = spec.call_of(event) if isinstance(event, dict) else "the event is not a JSON object"
-            if isinstance(call, str):  # not ours to judge: answered before the library is imported
-                return spec.answer(unjudged(call) if call else Reply())
-            from fs_tools.hooks.engine import hook_event
-
-            return spec.answer(
-                hook_event(harness, event, roots=roots or None, store=store, protected=protected, read_only=read_only)
-            )
+        if len(raw) > MAX_EVENT_BYTES:
+            return spec.answer(unjudged(f"the event is over {MAX_EVENT_BYTES:,} bytes"))
+        try:
+            event = json.loads(raw)
+        except ValueError as exc:
+            return spec.answer(unjudged(f"the event is not JSON ({exc})"))
+        call = spec.call_of(event) if isinstance(event, dict) else "the event is not a JSON object"
+        if isinstance(call, str):  # not ours to judge: answered before the library is imported
+            return spec.answer(unjudged(call) if call else Reply())
+        return spec.answer(judge(event))
     except _TimedOut:
-        return spec.answer(unjudged(f"no verdict within {timeout:g} s"))
+        raise
     except Exception as exc:  # a hook never breaks its harness
         return spec.answer(unjudged(f"{type(exc).__name__}: {exc}"))
 

@@ -56,6 +56,7 @@ class HookGates:
         self._read_only = read_only
         self._leases = Path(leases) if leases is not None else _lease_directory(store)
         self._workspaces: dict[tuple[str, ...], Workspace] = {}
+        self._identities: dict[tuple[str, ...], tuple[tuple[int, int] | None, ...]] = {}
         self._beside = workspace
         if workspace is not None:
             self._roots = [str(root) for root in workspace.roots]
@@ -172,9 +173,33 @@ class HookGates:
         roots = self._roots or [self.harness.project_of(event)]
         key = tuple(roots)
         workspace = self._workspaces.get(key)
+        if workspace is not None and self._beside is None and self._identities.get(key) != self._identity(roots):
+            # Kept open between events (a hook server, an in-process hook): a root or the store file that
+            # is another one now (removed and made again) is opened afresh, never used through old handles.
+            del self._workspaces[key]
+            with contextlib.suppress(Exception):
+                workspace.close()
+            workspace = None
         if workspace is None:
             workspace = self._workspaces[key] = self._open(roots)
+            self._identities[key] = self._identity(roots)  # once open: the store file may be new
         return workspace.session(call.session)
+
+    def _identity(self, roots: Sequence[str]) -> tuple[tuple[int, int] | None, ...]:
+        """Which directories the roots and which file the store are now (device and inode; None: none)."""
+        paths = [*roots]
+        store = self._store
+        if store is not None and not (isinstance(store, str) and "://" in store):
+            paths.append(os.fspath(store))
+        found: list[tuple[int, int] | None] = []
+        for path in paths:
+            try:
+                info = os.stat(path)
+            except OSError:
+                found.append(None)
+            else:
+                found.append((info.st_dev, info.st_ino))
+        return tuple(found)
 
     def _open(self, roots: list[str]) -> Workspace:
         from fs_tools.workspace import Workspace, keep_contents_in_store

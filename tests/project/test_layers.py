@@ -50,7 +50,9 @@ LAYERS: list[tuple[str, ...]] = [
         "fs_tools",  # the package's face: lazy re-exports of the workspace and the vocabulary
     ),
     ("fs_tools.mcp", "fs_tools.adapters.claude_agent_sdk"),
-    ("fs_tools.cli", "fs_tools.__main__"),
+    # the hook server is a command of its own (python -m fs_tools.hooks.server): it reads the hook
+    # command's options as the CLI does
+    ("fs_tools.cli", "fs_tools.__main__", "fs_tools.hooks.server"),
 ]
 # Imports of the provider's inner modules from outside it, each with why it is allowed.
 PROVIDER_INSIDERS: set[tuple[str, str]] = set()

@@ -277,7 +277,9 @@ def test_an_unreachable_store_or_a_bug_is_no_opinion(project: Path, monkeypatch:
     assert not reply.deny and "RuntimeError: a bug" in reply.note
 
 
-def test_no_verdict_in_time_is_no_opinion(project: Path, store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_verdict_in_time_is_no_opinion(
+    project: Path, store: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from fs_tools.hooks import engine
 
     def slow(*args: object, **kwargs: object) -> Reply:
@@ -290,8 +292,8 @@ def test_no_verdict_in_time_is_no_opinion(project: Path, store: str, monkeypatch
         "stdin",
         io.TextIOWrapper(io.BytesIO(json.dumps(claude(project, "PreToolUse", "Edit", _edit(project))).encode())),
     )
-    answer = hook_command._judge("claude-code", roots=[], store=store, protected=[], read_only=False, timeout=0.2)
-    assert answer.status == 0 and "no verdict within 0.2 s" in answer.stderr
+    status = hook_command.run("claude-code", roots=[], store=store, protected=[], read_only=False, timeout=0.2)
+    assert status == 0 and "no verdict within 0.2 s" in capsys.readouterr().err
 
 
 def _run(harness: str, event: object, store: str, *options: str) -> subprocess.CompletedProcess[str]:

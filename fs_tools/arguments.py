@@ -194,7 +194,7 @@ class ToolArgs(BaseModel):
     reported in the same pass as type errors (a model validator would only run once types are right).
     """
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     @classmethod
     def cross_field_violations(cls, data: Mapping[str, Any]) -> list[Violation]:
@@ -214,7 +214,7 @@ class ToolArgs(BaseModel):
 class ToolOutputModel(BaseModel):
     """Base of every tool's structured output (``ToolResult.value``)."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(strict=True, extra="forbid")
 
 
 # --- parsing and validation -----------------------------------------------------------------------

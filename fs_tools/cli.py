@@ -281,9 +281,7 @@ def _hook_main(words: list[str]) -> int:
     so a bad option, a bad setting or a crash here is exit 0 ("no opinion") with one line on stderr. The
     hook server answers first where it can (``fs_tools.hooks.relay``)."""
     try:
-        from fs_tools.hooks.relay import answer
-
-        served = answer(words) if not {"-h", "--help"} & set(words) else None
+        served = _served(words)
         if served is not None:
             return served
         status = _run(words)
@@ -299,6 +297,18 @@ def _hook_main(words: list[str]) -> int:
             why = str(exc) if isinstance(exc, _BadSetup) else f"{type(exc).__name__}: {exc}"
             print(unjudged(why).note, file=sys.stderr)
         return 0
+
+
+def _served(words: list[str]) -> int | None:
+    """The hook server's answer, where it gave one; None: this process answers (whatever went wrong)."""
+    if {"-h", "--help"} & set(words):
+        return None
+    try:
+        from fs_tools.hooks.relay import answer
+
+        return answer(words)
+    except Exception:
+        return None
 
 
 # A full disk or quota, a file over its size limit, a device error, a descriptor that is not open.

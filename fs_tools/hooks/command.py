@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from fs_tools.hooks import relay
 from fs_tools.hooks.harnesses import HARNESSES, Answer, Reply, unjudged
 from fs_tools.hooks.relay import MAX_EVENT_BYTES
 
@@ -26,7 +27,9 @@ class _TimedOut(Exception):
 def run(
     harness: str, *, roots: Sequence[str], store: str | None, protected: Sequence[str], read_only: bool, timeout: float
 ) -> int:
-    """Judge the event on stdin and answer it; the exit status the harness reads."""
+    """Judge the event on stdin and answer it; the exit status the harness reads. The time is what is left
+    of ``timeout`` once the hook server was asked (``relay.remaining``)."""
+    timeout = relay.remaining(timeout)
     try:
         with _deadline(timeout):
             raw = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)

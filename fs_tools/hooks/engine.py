@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 HOOK_HARNESSES = tuple(HARNESSES)
 LEASE_SECONDS = 30.0  # how long a change allowed before it is made keeps other sessions off the file
+LEASE_LOCK_SECONDS = 10.0  # the longest wait for the leases' lock
+MAX_WORKSPACES = 16  # workspaces kept open by gates that live long (a hook server): the least recently used close
 log = logging.getLogger("fs_tools.hooks")
 
 
@@ -181,16 +183,29 @@ class HookGates:
                 workspace.close()
             workspace = None
         if workspace is None:
+            if self._beside is None and len(self._workspaces) >= MAX_WORKSPACES:
+                oldest = next(iter(self._workspaces))
+                self._identities.pop(oldest, None)
+                with contextlib.suppress(Exception):
+                    self._workspaces.pop(oldest).close()
             workspace = self._workspaces[key] = self._open(roots)
             self._identities[key] = self._identity(roots)  # once open: the store file may be new
+        else:
+            self._workspaces[key] = self._workspaces.pop(key)  # the most recently used last
         return workspace.session(call.session)
 
     def _identity(self, roots: Sequence[str]) -> tuple[tuple[int, int] | None, ...]:
         """Which directories the roots and which file the store are now (device and inode; None: none)."""
         paths = [*roots]
-        store = self._store
-        if store is not None and not (isinstance(store, str) and "://" in store):
-            paths.append(os.fspath(store))
+        if self._store is not None:
+            from fs_tools.stores.location import store_location
+
+            try:
+                where = store_location(self._store, [])
+            except ValueError:
+                where = None  # the workspace says what is wrong with it
+            if isinstance(where, Path):
+                paths.append(str(where))
         found: list[tuple[int, int] | None] = []
         for path in paths:
             try:
@@ -264,7 +279,19 @@ class HookGates:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            # Held for a few file operations at a time: one held for seconds is a writer stopped (Ctrl-Z)
+            # or hung, and the event gets no opinion rather than waiting on it (a hook server has no alarm).
+            waited = time.monotonic() + LEASE_LOCK_SECONDS
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > waited:
+                        raise TimeoutError(
+                            f"the leases' lock {directory / '.lock'} was held for over {LEASE_LOCK_SECONDS:g} s"
+                        ) from None
+                    time.sleep(0.005)
             yield directory
         finally:
             os.close(fd)

@@ -40,6 +40,11 @@ MAX_EVENT_BYTES = 64 << 20  # a Write's content travels in its event: more than 
 # the variables the harnesses name their project and their own directory by (fs_tools.hooks.harnesses).
 WATCHED = (
     "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "PYTHONUTF8",
+    "PYTHONIOENCODING",
     "XDG_STATE_HOME",
     "PYTHONPATH",
     "PYTHONHOME",
@@ -51,12 +56,28 @@ WATCHED = (
 START_GRACE = 10.0  # seconds after a server was started at a socket before another is started there
 SOURCES_LOOKED_EVERY = 1.0  # seconds: how often a server looks whether fs-tools' files changed
 DEFAULT_TIMEOUT = 20.0  # the hook command's --timeout default
-HEADER = struct.Struct(">II")  # the setting's length, the words' length
+HEADER = struct.Struct(">IId")  # the setting's length, the words' length, the seconds the command waits
 REPLY = struct.Struct(">BiII")  # answered (1) or not (0), exit status, stdout's and stderr's lengths
 MAX_HEADER = 1 << 20
 
 
 _asked = False
+deadline: float | None = None  # when the hook's --timeout ends, once the relay started counting it
+
+
+def remaining(timeout: float) -> float:
+    """What is left of ``timeout`` for the command's own answer, after the relay spent some of it."""
+    if deadline is None:
+        return timeout
+    return max(0.001, min(timeout, deadline - time.monotonic()))
+
+
+def _readable(stream: object) -> bool:
+    """A stdin the event can be read from by descriptor, and not a terminal."""
+    try:
+        return stream is not None and not stream.isatty() and stream.fileno() >= 0  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 class Unanswered(Exception):
@@ -71,11 +92,19 @@ class NoServer(Unanswered):
 
 
 def setting() -> bytes:
-    """What an answer depends on besides the event and the command's words."""
+    """What an answer depends on besides the event and the command's words: the interpreter and fs-tools,
+    the working directory, the credentials (groups too), the umask, the encoding paths are named in, the
+    host and the mount namespace, and the environment fs-tools reads."""
     umask = os.umask(0o022)
     os.umask(umask)
     names = sorted({*WATCHED, *(name for name in os.environ if name.startswith("FS_TOOLS_"))})
-    parts = [sys.executable, os.path.dirname(os.path.abspath(__file__)), os.getcwd(), oct(umask)]
+    try:
+        namespace = str(os.stat("/proc/self/ns/mnt").st_ino)
+    except OSError:
+        namespace = ""
+    who = f"{os.getuid()}:{os.getgid()}:{os.getegid()}:{sorted(os.getgroups())}"
+    place = f"{os.uname().nodename}:{namespace}:{sys.getfilesystemencoding()}"
+    parts = [sys.executable, os.path.dirname(os.path.abspath(__file__)), os.getcwd(), oct(umask), who, place]
     parts += [f"{name}={os.environ.get(name, '')}" for name in names if name != SERVER_ENV]
     return "\0".join(parts).encode("utf-8", "surrogateescape")
 
@@ -106,8 +135,14 @@ def private_directory(path: str) -> bool:
 
 
 def wanted(words: list[str]) -> bool:
-    """Whether this run may ask a server: not turned off, and no log of its own to show."""
+    """Whether this run may ask a server: not turned off, no log of its own to show, and an interpreter
+    run as the server's is (no -I, -E, -P, -X utf8 or -X dev: a server starts without them)."""
     if os.environ.get(SERVER_ENV, "1").strip() == "0" or os.environ.get("FS_TOOLS_LOG_LEVEL"):
+        return False
+    flags = sys.flags
+    if flags.isolated or flags.ignore_environment or flags.dev_mode or getattr(flags, "safe_path", False):
+        return False
+    if flags.utf8_mode and not os.environ.get("PYTHONUTF8"):
         return False
     return not any(word == "--log-level" or word.startswith("--log-level=") for word in words)
 
@@ -138,10 +173,14 @@ def ask(path: str, setting_bytes: bytes, words: list[str], event: bytes, timeout
             connection.connect(path)
         except (FileNotFoundError, ConnectionRefusedError) as exc:
             raise NoServer(str(exc)) from exc
+        except TimeoutError:
+            raise
         except (OSError, ValueError) as exc:  # a path too long for a socket, ...
             raise Unanswered(str(exc)) from exc
+        if not _ours(connection):
+            raise Unanswered("the socket's server is another user's")
         try:
-            connection.sendall(HEADER.pack(len(setting_bytes), len(blob)) + setting_bytes + blob)
+            connection.sendall(HEADER.pack(len(setting_bytes), len(blob), timeout) + setting_bytes + blob)
             connection.sendall(event)
             connection.shutdown(socket.SHUT_WR)
             head = receive(connection, REPLY.size)
@@ -159,6 +198,23 @@ def ask(path: str, setting_bytes: bytes, words: list[str], event: bytes, timeout
         connection.close()
 
 
+PEER = struct.Struct("iII")  # struct ucred: pid, uid, gid
+
+
+def peer_uid(connection: socket.socket) -> int | None:
+    """The uid of the process at the other end (Linux: SO_PEERCRED); None where the system does not say."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    return int(PEER.unpack(connection.getsockopt(socket.SOL_SOCKET, option, PEER.size))[1])
+
+
+def _ours(connection: socket.socket) -> bool:
+    """Whether the server is this user's (where the system says; elsewhere the directory's mode decides)."""
+    uid = peer_uid(connection)
+    return uid is None or uid == os.getuid()
+
+
 def receive(connection: socket.socket, size: int) -> bytes:
     chunks = []
     while size:
@@ -172,19 +228,17 @@ def receive(connection: socket.socket, size: int) -> bytes:
 
 def start(path: str) -> None:
     """Start a server for ``path`` (detached: it outlives this command), unless one was started there in
-    the last ``START_GRACE`` seconds (it is starting, or it failed: it is not started again at every
-    event); never raises."""
-    lock = path + ".lock"
+    the last ``START_GRACE`` seconds (it is starting, or it failed: it is not started at every event, and
+    a burst of first events starts one); never raises."""
+    marker = path + ".start"
     try:
-        if time.time() - os.stat(lock).st_mtime < START_GRACE:
-            return
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return
-    try:
-        os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
-        os.utime(lock)  # when this start was asked for
+        try:
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        except FileExistsError:
+            if time.time() - os.stat(marker).st_mtime < START_GRACE:
+                return
+            os.unlink(marker)  # an old start's: taken by whichever command makes it again first
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
         import subprocess
 
         subprocess.Popen(
@@ -202,15 +256,15 @@ def start(path: str) -> None:
 def answer(words: list[str]) -> int | None:
     """Answer the hook event on stdin through a server: the exit status, its output written. None when
     this process must answer it itself; the event is then on ``sys.stdin`` again."""
-    global _asked
-    if _asked or not wanted(words) or sys.stdin is None or sys.stdin.isatty():
+    global _asked, deadline
+    if _asked or not wanted(words) or not _readable(sys.stdin):
         return None
     _asked = True  # once per process: the command's own answer does not ask again
     timeout = timeout_of(words)
-    deadline = time.monotonic() + timeout
+    until = deadline = time.monotonic() + timeout  # the command's own answer has what is left of it
     event = _read_event(timeout)  # within the hook's time, as the command's own reading is
     try:
-        answered = _late(words, timeout) if event is None else _through_server(words, event, deadline)
+        answered = _late(words, timeout) if event is None else _through_server(words, event, until)
     except Exception:  # anything at all: the command answers the event itself
         answered = None
     if answered is None:
@@ -234,12 +288,12 @@ def _read_event(seconds: float) -> bytes | None:
     """The event on stdin (at most one byte over the limit), or None when it did not come in time."""
     import select
 
-    deadline = time.monotonic() + seconds
+    until = time.monotonic() + seconds
     fd = sys.stdin.fileno()
     chunks, size = [], 0
     while size <= MAX_EVENT_BYTES:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+        left = until - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
             return None
         chunk = os.read(fd, min(1 << 20, MAX_EVENT_BYTES + 1 - size))
         if not chunk:
@@ -249,16 +303,16 @@ def _read_event(seconds: float) -> bytes | None:
     return b"".join(chunks)
 
 
-def _through_server(words: list[str], event: bytes, deadline: float) -> tuple[int, bytes, bytes] | None:
+def _through_server(words: list[str], event: bytes, until: float) -> tuple[int, bytes, bytes] | None:
     mine = setting()
     path = socket_path(mine)
     if not private_directory(os.path.dirname(path)):
         return None
     try:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        left = until - time.monotonic()
+        if left <= 0:
             raise TimeoutError
-        return ask(path, mine, words, event, remaining)
+        return ask(path, mine, words, event, left)
     except NoServer:
         start(path)
         return None

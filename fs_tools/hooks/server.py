@@ -8,7 +8,6 @@ import fcntl
 import functools
 import os
 import socket
-import struct
 import sys
 import threading
 import time
@@ -23,6 +22,7 @@ from fs_tools.hooks.relay import (
     REPLY,
     SOURCES_LOOKED_EVERY,
     idle_seconds,
+    peer_uid,
     private_directory,
     receive,
     setting,
@@ -30,6 +30,7 @@ from fs_tools.hooks.relay import (
 )
 
 MAX_SETTINGS = 16  # sets of gates a server keeps open (command lines); the least recently used closes
+MAX_WORKERS = 64  # events in flight at once; past them a connection is closed (the command answers)
 
 
 def serve(path: str) -> int:
@@ -48,12 +49,14 @@ def serve(path: str) -> int:
     os.write(lock, f"{os.getpid()}\n".encode())  # which process to stop (stop_servers)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server = _Server(mine)
+    mine_socket = -1
     workers: list[threading.Thread] = []
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         listener.bind(path)
         os.chmod(path, 0o600)
+        mine_socket = os.stat(path).st_ino
         listener.listen(64)
         listener.settimeout(1.0)  # a tick: to see that it is retiring (fs-tools changed) or idle
         idle, last = idle_seconds(), time.monotonic()
@@ -61,16 +64,21 @@ def serve(path: str) -> int:
             try:
                 connection, _ = listener.accept()
             except TimeoutError:
-                if time.monotonic() - last >= idle:
-                    break
+                if time.monotonic() - last >= idle or not _still(path, mine_socket):
+                    break  # idle, or its socket is gone or another's (the state directory was removed)
                 continue
             last = time.monotonic()
+            workers = [w for w in workers if w.is_alive()]
+            if len(workers) >= MAX_WORKERS:  # events stuck behind one that does not end: the command answers
+                connection.close()
+                continue
             worker = threading.Thread(target=server.serve_one, args=(connection,), daemon=False)
             worker.start()
-            workers = [w for w in workers if w.is_alive()] + [worker]
+            workers.append(worker)
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+        if _still(path, mine_socket):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         listener.close()
         for worker in workers:
             worker.join()
@@ -108,14 +116,11 @@ class _Server:
 
     def _reply(self, connection: socket.socket) -> bytes:
         refused = REPLY.pack(0, 0, 0, 0)
-        if hasattr(socket, "SO_PEERCRED"):  # elsewhere the directory's mode alone keeps others out
-            credentials = struct.Struct("3i")
-            _, uid, _ = credentials.unpack(
-                connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, credentials.size)
-            )
-            if uid != os.getuid():
-                return refused
-        setting_size, words_size = HEADER.unpack(receive(connection, HEADER.size))
+        uid = peer_uid(connection)  # None: the system does not say, and the directory's mode keeps others out
+        if uid is not None and uid != os.getuid():
+            return refused
+        setting_size, words_size, waits = HEADER.unpack(receive(connection, HEADER.size))
+        until = time.monotonic() + min(max(waits, 0.0), 3600.0)  # when the command stops waiting
         if setting_size + words_size > MAX_HEADER:
             return refused
         theirs = receive(connection, setting_size)
@@ -128,13 +133,14 @@ class _Server:
             if _sources() != self.sources:  # fs-tools changed under it: the next command starts a fresh one
                 self.retiring.set()
                 return refused
-        said = self._judge(words, event)
+        said = self._judge(words, event, until)
         if said is None:
             return refused
-        out, err = said.stdout.encode(), f"{said.stderr}\n".encode() if said.stderr else b""
+        out = said.stdout.encode("utf-8", "backslashreplace")
+        err = f"{said.stderr}\n".encode("utf-8", "backslashreplace") if said.stderr else b""
         return REPLY.pack(1, said.status, len(out), len(err)) + out + err
 
-    def _judge(self, words: list[str], event: bytes) -> Answer | None:
+    def _judge(self, words: list[str], event: bytes, until: float) -> Answer | None:
         options = _options(tuple(words))
         if options is None:
             return None
@@ -149,12 +155,24 @@ class _Server:
                 if len(self._gates) >= MAX_SETTINGS:
                     old = self._gates.pop(next(iter(self._gates)))
             self._gates[key] = held
-        if old is not None:
-            with old[0]:
+        if old is not None and old[0].acquire(timeout=60):  # (one stuck in an event is left open, not closed under it)
+            try:
                 old[1].close()
+            finally:
+                old[0].release()
         lock, gates = held
-        with lock:
+        # Not past the command's wait: an event judged after its command gave up could take a lease its
+        # own post event already gave back.
+        if not lock.acquire(timeout=max(0.0, until - time.monotonic())):
+            return None
+        try:
+            with self._lock:
+                current = self._gates.get(key) is held
+            if not current or time.monotonic() >= until:  # closed as least recently used meanwhile; too late
+                return None
             return answer_event(harness, event, gates.handle)
+        finally:
+            lock.release()
 
 
 @functools.lru_cache(maxsize=64)
@@ -177,6 +195,14 @@ def _options(words: tuple[str, ...]) -> tuple[str, tuple[str, ...], str, tuple[s
     store = args.store or os.environ.get(cli.STATE_ENV) or str(cli.default_state_file())
     roots = tuple(os.path.abspath(root) for root in args.root or [])
     return args.harness, roots, store, tuple(args.protected), bool(args.read_only)
+
+
+def _still(path: str, inode: int) -> bool:
+    """Whether ``path`` is still the socket this server bound."""
+    try:
+        return os.stat(path).st_ino == inode
+    except OSError:
+        return False
 
 
 def _read_to_end(connection: socket.socket, most: int) -> bytes:

@@ -292,3 +292,36 @@ def test_a_server_leaves_once_fs_tools_changed_under_it(project: Path, state: Pa
     assert _wait_until(lambda: _hook(project, env, read).returncode == 0 and first not in _live_servers(state), 30)
     assert _wait_until(lambda: _served(_hook(project, env, read)), 60)
     assert first not in _live_servers(state)
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root, to listen as another user")
+def test_a_socket_another_user_listens_on_is_never_asked(state: Path) -> None:
+    """The command checks who listens (SO_PEERCRED) before it sends the event: a socket planted by another
+    user (a directory swapped for theirs) gets nothing, and the command answers itself."""
+    state.chmod(0o777)  # (under /tmp: another user can reach it)
+    path = state / "s.sock"
+    listener = (
+        "import os, socket, sys, time\n"
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind(sys.argv[1]); s.listen(1)\n"
+        "c, _ = s.accept(); time.sleep(5)\n"
+    )
+    python = "/usr/bin/python3"  # one another user may run (this one may be in root's home)
+    if not os.access(python, os.X_OK):
+        pytest.skip("no system python3 for another user to run")
+    child = subprocess.Popen([python, "-c", listener, str(path)], preexec_fn=lambda: os.setuid(65534))
+    try:
+        assert _wait_until(path.exists, 10)
+        with pytest.raises(relay.Unanswered, match="another user's"):
+            relay.ask(str(path), relay.setting(), ["hook", "--harness", "claude-code"], b"{}", 5)
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_what_the_relay_spent_is_taken_from_the_commands_own_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(relay, "deadline", None)
+    assert relay.remaining(20) == 20
+    monkeypatch.setattr(relay, "deadline", time.monotonic() + 5)
+    assert 4 < relay.remaining(20) <= 5 and relay.remaining(2) == 2
+    monkeypatch.setattr(relay, "deadline", time.monotonic() - 1)
+    assert relay.remaining(20) == 0.001  # the command gives up at once, saying so

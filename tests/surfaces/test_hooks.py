@@ -758,3 +758,39 @@ def test_any_event_gets_a_reply_and_changes_nothing(
     assert isinstance(reply, Reply)
     assert not reply.deny or reply.reason  # a denial always says why
     assert sorted(p.name for p in project.iterdir()) == ["a.py"] and (project / "a.py").read_bytes() == before
+
+
+def test_a_leases_lock_held_too_long_is_no_opinion(project: Path, store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer stopped while it held the leases' lock (Ctrl-Z) does not hold every check up: a hook
+    server has no alarm to cut the wait, so the wait is bounded."""
+    import fcntl
+
+    from fs_tools.hooks import engine
+
+    monkeypatch.setattr(engine, "LEASE_LOCK_SECONDS", 0.2)
+    read = {"file_path": str(project / "a.py")}
+    hook_event("claude-code", claude(project, "PostToolUse", "Read", read), store=store)
+    leases = Path(f"{store}.leases")
+    leases.mkdir(parents=True, exist_ok=True)
+    with open(leases / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        started = time.monotonic()
+        reply = hook_event("claude-code", claude(project, "PreToolUse", "Edit", _edit(project)), store=store)
+    assert not reply.deny and "was held for over 0.2 s" in reply.note
+    assert time.monotonic() - started < 5
+
+
+def test_a_relay_that_fails_leaves_the_event_to_the_command(
+    project: Path, store: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fs_tools import cli
+    from fs_tools.hooks import relay
+
+    def broken(words: list[str]) -> int | None:
+        raise RuntimeError("a bug in the relay")
+
+    monkeypatch.setattr(relay, "answer", broken)
+    event = claude(project, "PreToolUse", "Edit", _edit(project))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(event).encode())))
+    status = cli.main(["hook", "--harness", "claude-code", "--store", store])
+    assert status == 2 and "has not been read in this session" in capsys.readouterr().err

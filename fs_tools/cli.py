@@ -472,9 +472,11 @@ def _serve(args: argparse.Namespace) -> int:
             raise _BadSetup(f"${TOKEN_ENV} holds 'Bearer': give the token alone, without the header's scheme")
     # a mistake in the token variable is named whatever is installed; the rest is checked with the SDK
     try:
-        from fs_tools.mcp import http as mcp_http
         from fs_tools.mcp import server as mcp_server
         from fs_tools.mcp import stdio as mcp_stdio
+
+        if args.transport == "http":  # (stdio has no use for the HTTP stack: ~0.3 s of its start-up)
+            from fs_tools.mcp import http as mcp_http
     except ImportError as exc:
         # the SDK by its own name: on PyPI "fs-tools" is an unrelated project (SPEC section 2)
         raise _BadSetup(f"fs-tools serve needs the MCP SDK ({exc}): pip install 'mcp>=2.3,<3'") from exc

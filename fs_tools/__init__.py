@@ -11,12 +11,10 @@ The names below are imported on first use, so that importing a submodule (the py
 
 from __future__ import annotations
 
-import importlib
+from fs_tools import lazy
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the hook command ~4 ms (fs_tools.hooks.relay)
 if TYPE_CHECKING:
-    from typing import Any
-
     from fs_tools.errors import ErrorInfo, FsError, HarnessError, ToolArgsError
     from fs_tools.result import ToolResult
     from fs_tools.workspace import Session, Workspace
@@ -35,10 +33,4 @@ __all__ = ["ErrorInfo", "FsError", "HarnessError", "Session", "ToolArgsError", "
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'fs_tools' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.exports(__name__, _HOMES)

@@ -10,12 +10,10 @@ that is down, a bug here) is "no opinion" with one line for stderr; only a gate'
 
 from __future__ import annotations
 
-import importlib
+from fs_tools import lazy
 
 TYPE_CHECKING = False  # not typing's: the hook command imports this package first (fs_tools.hooks.relay)
 if TYPE_CHECKING:
-    from typing import Any
-
     from fs_tools.hooks.engine import HOOK_HARNESSES, HookGates, hook_event
     from fs_tools.hooks.harnesses import Reply
 
@@ -30,10 +28,4 @@ _HOMES = {
 __all__ = ["HOOK_HARNESSES", "HookGates", "Reply", "hook_event"]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'fs_tools.hooks' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.exports(__name__, _HOMES)

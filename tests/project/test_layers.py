@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
         "fs_tools.abilities",
         "fs_tools.names",
         "fs_tools.state",
+        "fs_tools.lazy",
         "fs_tools.terms",
         "fs_tools.line_diff",
         "fs_tools.line_index",

@@ -297,6 +297,11 @@ def _hook_main(words: list[str]) -> int:
             why = str(exc) if isinstance(exc, _BadSetup) else f"{type(exc).__name__}: {exc}"
             print(unjudged(why).note, file=sys.stderr)
         return 0
+    finally:
+        with contextlib.suppress(Exception):  # the next run in this process counts its own --timeout
+            from fs_tools.hooks import relay
+
+            relay.forget()
 
 
 def _served(words: list[str]) -> int | None:

@@ -20,7 +20,7 @@ from fs_tools.hooks.relay import MAX_EVENT_BYTES
 MARKER = "-m fs_tools hook"  # what every command fs-tools installs contains, and uninstall looks for
 
 
-class _TimedOut(Exception):
+class _TimedOut(BaseException):  # not an Exception: the gates' own "never raises" does not swallow it
     pass
 
 
@@ -29,9 +29,8 @@ def run(
 ) -> int:
     """Judge the event on stdin and answer it; the exit status the harness reads. The time is what is left
     of ``timeout`` once the hook server was asked (``relay.remaining``)."""
-    timeout = relay.remaining(timeout)
     try:
-        with _deadline(timeout):
+        with _deadline(relay.remaining(timeout)):
             raw = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
 
             def judge(event: object) -> Reply:

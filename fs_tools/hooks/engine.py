@@ -4,6 +4,7 @@ fs-tools already speaks, SPEC §14) and put through ``Session.check``, ``observe
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import fcntl
 import hashlib
 import json
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 HOOK_HARNESSES = tuple(HARNESSES)
 LEASE_SECONDS = 30.0  # how long a change allowed before it is made keeps other sessions off the file
 LEASE_LOCK_SECONDS = 10.0  # the longest wait for the leases' lock
+# When the command that asked gave up (time.monotonic()), where one waits for the answer (a hook server):
+# nothing is waited for, or leased, past it.
+DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("fs_tools_hook_deadline", default=None)
 MAX_WORKSPACES = 16  # workspaces kept open by gates that live long (a hook server): the least recently used close
 log = logging.getLogger("fs_tools.hooks")
 
@@ -255,6 +259,7 @@ class HookGates:
                 holder = _read_lease(directory / _lease_name(key))
                 if holder is not None and holder[0] != session and holder[1] > now:
                     return key
+            _in_time()  # a lease taken after the command gave up would outlive its post event
             for key in keys:
                 _write_lease(directory / _lease_name(key), session, now + LEASE_SECONDS)
         return None
@@ -282,12 +287,16 @@ class HookGates:
             # Held for a few file operations at a time: one held for seconds is a writer stopped (Ctrl-Z)
             # or hung, and the event gets no opinion rather than waiting on it (a hook server has no alarm).
             waited = time.monotonic() + LEASE_LOCK_SECONDS
+            given = DEADLINE.get()
+            if given is not None:
+                waited = min(waited, given)
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
                     if time.monotonic() > waited:
+                        _in_time()
                         raise TimeoutError(
                             f"the leases' lock {directory / '.lock'} was held for over {LEASE_LOCK_SECONDS:g} s"
                         ) from None
@@ -295,6 +304,12 @@ class HookGates:
             yield directory
         finally:
             os.close(fd)
+
+
+def _in_time() -> None:
+    given = DEADLINE.get()
+    if given is not None and time.monotonic() >= given:
+        raise TimeoutError("the command that asked stopped waiting")
 
 
 # A check that did not judge the change: the call could not be formed or run (the harness's own tool then

@@ -65,6 +65,12 @@ _asked = False
 deadline: float | None = None  # when the hook's --timeout ends, once the relay started counting it
 
 
+def forget() -> None:
+    """The run is answered: a next one in this process asks the server and counts its time afresh."""
+    global _asked, deadline
+    _asked, deadline = False, None
+
+
 def remaining(timeout: float) -> float:
     """What is left of ``timeout`` for the command's own answer, after the relay spent some of it."""
     if deadline is None:
@@ -103,7 +109,8 @@ def setting() -> bytes:
     except OSError:
         namespace = ""
     who = f"{os.getuid()}:{os.getgid()}:{os.getegid()}:{sorted(os.getgroups())}"
-    place = f"{os.uname().nodename}:{namespace}:{sys.getfilesystemencoding()}"
+    # (UTF-8 mode: on by itself under the C locale, in the server as in the command started there)
+    place = f"{os.uname().nodename}:{namespace}:{sys.getfilesystemencoding()}:{sys.flags.utf8_mode}"
     parts = [sys.executable, os.path.dirname(os.path.abspath(__file__)), os.getcwd(), oct(umask), who, place]
     parts += [f"{name}={os.environ.get(name, '')}" for name in names if name != SERVER_ENV]
     return "\0".join(parts).encode("utf-8", "surrogateescape")
@@ -135,37 +142,49 @@ def private_directory(path: str) -> bool:
 
 
 def wanted(words: list[str]) -> bool:
-    """Whether this run may ask a server: not turned off, no log of its own to show, and an interpreter
-    run as the server's is (no -I, -E, -P, -X utf8 or -X dev: a server starts without them)."""
+    """Whether this run may ask a server: not turned off, no log of its own to show (``--log-level`` or a
+    prefix of it), and an interpreter run as the server's is (no -I, -E, -P or -X dev: a server starts
+    without them)."""
     if os.environ.get(SERVER_ENV, "1").strip() == "0" or os.environ.get("FS_TOOLS_LOG_LEVEL"):
         return False
     flags = sys.flags
     if flags.isolated or flags.ignore_environment or flags.dev_mode or getattr(flags, "safe_path", False):
         return False
-    if flags.utf8_mode and not os.environ.get("PYTHONUTF8"):
-        return False
-    return not any(word == "--log-level" or word.startswith("--log-level=") for word in words)
+    return not any(word.startswith("--log") for word in words)
+
+
+def _option(words: list[str], name: str, shortest: int) -> str | None:
+    """The value of option ``name`` as argparse reads it: the last one given, by its whole name or a prefix
+    of at least ``shortest`` characters, as ``--name value`` or ``--name=value``."""
+    found = None
+    for at, word in enumerate(words):
+        given, equals, value = word.partition("=")
+        if len(given) < shortest or not name.startswith(given):
+            continue
+        if equals:
+            found = value
+        elif at + 1 < len(words):
+            found = words[at + 1]
+    return found
 
 
 def timeout_of(words: list[str]) -> float:
-    """The hook's ``--timeout`` (``--timeout N`` or ``--timeout=N``), else its default."""
-    for at, word in enumerate(words):
-        value = word.partition("=")[2] if word.startswith("--timeout=") else None
-        if word == "--timeout" and at + 1 < len(words):
-            value = words[at + 1]
-        if value is not None:
-            try:
-                seconds = float(value)
-            except ValueError:
-                return DEFAULT_TIMEOUT  # the command itself says what is wrong with it
-            return seconds if seconds > 0 else DEFAULT_TIMEOUT
-    return DEFAULT_TIMEOUT
+    """The hook's ``--timeout``, else its default."""
+    value = _option(words, "--timeout", 3)
+    if value is None:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        return DEFAULT_TIMEOUT  # the command itself says what is wrong with it
+    return seconds if seconds > 0 else DEFAULT_TIMEOUT
 
 
 def ask(path: str, setting_bytes: bytes, words: list[str], event: bytes, timeout: float) -> tuple[int, bytes, bytes]:
     """The server's answer to ``event``: (exit status, stdout, stderr). ``Unanswered`` when there is no
     server or it did not answer; ``TimeoutError`` when ``timeout`` passed first."""
     blob = "\0".join(words).encode("utf-8", "surrogateescape")
+    until = time.monotonic() + timeout
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         connection.settimeout(timeout)
@@ -181,8 +200,10 @@ def ask(path: str, setting_bytes: bytes, words: list[str], event: bytes, timeout
             raise Unanswered("the socket's server is another user's")
         try:
             connection.sendall(HEADER.pack(len(setting_bytes), len(blob), timeout) + setting_bytes + blob)
+            connection.settimeout(max(0.001, until - time.monotonic()))  # the whole wait, not each step's
             connection.sendall(event)
             connection.shutdown(socket.SHUT_WR)
+            connection.settimeout(max(0.001, until - time.monotonic()))
             head = receive(connection, REPLY.size)
             answered, status, out_size, err_size = REPLY.unpack(head)
             if not answered:
@@ -235,7 +256,7 @@ def start(path: str) -> None:
         try:
             os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
         except FileExistsError:
-            if time.time() - os.stat(marker).st_mtime < START_GRACE:
+            if 0 <= time.time() - os.stat(marker).st_mtime < START_GRACE:  # (one in the future: a clock set back)
                 return
             os.unlink(marker)  # an old start's: taken by whichever command makes it again first
             os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
@@ -334,12 +355,7 @@ def _late(words: list[str], timeout: float) -> tuple[int, bytes, bytes] | None:
 
 
 def _harness_of(words: list[str]) -> str | None:
-    for at, word in enumerate(words):
-        if word.startswith("--harness="):
-            return word.partition("=")[2]
-        if word == "--harness" and at + 1 < len(words):
-            return words[at + 1]
-    return None
+    return _option(words, "--harness", 4)  # ("--h" is --help's too)
 
 
 def idle_seconds() -> float:

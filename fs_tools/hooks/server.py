@@ -13,7 +13,7 @@ import threading
 import time
 
 from fs_tools.hooks.command import answer_event
-from fs_tools.hooks.engine import HookGates
+from fs_tools.hooks.engine import DEADLINE, HookGates
 from fs_tools.hooks.harnesses import Answer
 from fs_tools.hooks.relay import (
     HEADER,
@@ -155,11 +155,8 @@ class _Server:
                 if len(self._gates) >= MAX_SETTINGS:
                     old = self._gates.pop(next(iter(self._gates)))
             self._gates[key] = held
-        if old is not None and old[0].acquire(timeout=60):  # (one stuck in an event is left open, not closed under it)
-            try:
-                old[1].close()
-            finally:
-                old[0].release()
+        if old is not None:  # closed once its event is done, never under it, and not on this event's time
+            threading.Thread(target=_close_when_free, args=old, daemon=True).start()
         lock, gates = held
         # Not past the command's wait: an event judged after its command gave up could take a lease its
         # own post event already gave back.
@@ -170,7 +167,11 @@ class _Server:
                 current = self._gates.get(key) is held
             if not current or time.monotonic() >= until:  # closed as least recently used meanwhile; too late
                 return None
-            return answer_event(harness, event, gates.handle)
+            token = DEADLINE.set(until)
+            try:
+                return answer_event(harness, event, gates.handle)
+            finally:
+                DEADLINE.reset(token)
         finally:
             lock.release()
 
@@ -195,6 +196,11 @@ def _options(words: tuple[str, ...]) -> tuple[str, tuple[str, ...], str, tuple[s
     store = args.store or os.environ.get(cli.STATE_ENV) or str(cli.default_state_file())
     roots = tuple(os.path.abspath(root) for root in args.root or [])
     return args.harness, roots, store, tuple(args.protected), bool(args.read_only)
+
+
+def _close_when_free(lock: threading.Lock, gates: HookGates) -> None:
+    with lock:
+        gates.close()
 
 
 def _still(path: str, inode: int) -> bool:

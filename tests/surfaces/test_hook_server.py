@@ -326,3 +326,32 @@ def test_what_the_relay_spent_is_taken_from_the_commands_own_time(monkeypatch: p
     assert 4 < relay.remaining(20) <= 5 and relay.remaining(2) == 2
     monkeypatch.setattr(relay, "deadline", time.monotonic() - 1)
     assert relay.remaining(20) == 0.001  # the command gives up at once, saying so
+
+
+def test_the_relay_reads_timeout_and_harness_as_argparse_does() -> None:
+    assert relay.timeout_of(["hook", "--time", "5"]) == 5
+    assert relay.timeout_of(["hook", "--timeout", "60", "--harness", "codex", "--timeout=5"]) == 5
+    assert relay.timeout_of(["hook", "--timeout", "soon"]) == relay.DEFAULT_TIMEOUT
+    assert relay.timeout_of(["hook"]) == relay.DEFAULT_TIMEOUT
+    assert relay._harness_of(["hook", "--harn", "gemini"]) == "gemini"
+    assert relay._harness_of(["hook", "--h", "gemini"]) is None  # (--help's prefix too)
+
+
+def test_a_start_marker_from_the_future_does_not_hold_starts_off(state: Path, project: Path) -> None:
+    env = _env(state)
+    read = _event(project, "PostToolUse", "Read", {"file_path": str(project / "a.py")})
+    setting_path = Path(
+        subprocess.run(
+            [sys.executable, "-c", "from fs_tools.hooks import relay; print(relay.socket_path(relay.setting()))"],
+            env=env,
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    future = Path(str(setting_path) + ".start")
+    future.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    future.touch()
+    os.utime(future, (time.time() + 3600, time.time() + 3600))
+    assert _wait_until(lambda: _served(_hook(project, env, read)), 30)

@@ -794,3 +794,21 @@ def test_a_relay_that_fails_leaves_the_event_to_the_command(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(event).encode())))
     status = cli.main(["hook", "--harness", "claude-code", "--store", store])
     assert status == 2 and "has not been read in this session" in capsys.readouterr().err
+
+
+def test_no_lease_is_taken_once_the_command_that_asked_gave_up(project: Path, store: str) -> None:
+    """A hook server judges an event within the wait of the command that sent it: past it, no lease is
+    written (it would outlive the post event the command's harness already sent)."""
+    from fs_tools.hooks import engine
+
+    read = {"file_path": str(project / "a.py")}
+    with HookGates("claude-code", store=store) as gates:
+        gates.handle(claude(project, "PostToolUse", "Read", read))
+        token = engine.DEADLINE.set(time.monotonic() - 1)
+        try:
+            late = gates.handle(claude(project, "PreToolUse", "Edit", _edit(project)))
+        finally:
+            engine.DEADLINE.reset(token)
+        assert not late.deny and "stopped waiting" in late.note
+        assert not [p for p in Path(f"{store}.leases").iterdir() if p.name != ".lock"]
+        assert gates.handle(claude(project, "PreToolUse", "Edit", _edit(project))) == Reply()

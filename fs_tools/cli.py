@@ -526,6 +526,12 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def hook_store(args: argparse.Namespace) -> str:
+    """The store a hook run keeps observations in: ``--store``, else ``$FS_TOOLS_STATE``, else the user's
+    state file (the hook command and the hook server both ask this)."""
+    return str(args.store or _env(STATE_ENV) or default_state_file())
+
+
 @contextlib.contextmanager
 def _made_token(port: int, roots: list[Path]) -> Iterator[str]:
     """A token for a server given none: written where only the user can read it (never inside a root,
@@ -764,11 +770,10 @@ def _hook(args: argparse.Namespace) -> int:
     from fs_tools.hooks import command
 
     if args.action == "run":
-        store = args.store or _env(STATE_ENV) or str(default_state_file())
         return command.run(
             args.harness,
             roots=args.root or [],
-            store=store,
+            store=hook_store(args),
             protected=args.protected,
             read_only=args.read_only,
             timeout=args.timeout,

@@ -32,6 +32,10 @@ import sys
 import time
 import zlib
 
+from fs_tools.state import state_path
+
+TYPE_CHECKING = False  # not typing's: importing typing costs this command ~4 ms
+
 SERVER_ENV = "FS_TOOLS_HOOK_SERVER"  # "0": no hook server, every event judged in its own process
 IDLE_SECONDS = 600.0  # a server with no event for this long leaves (FS_TOOLS_HOOK_IDLE: another number)
 IDLE_ENV = "FS_TOOLS_HOOK_IDLE"
@@ -60,6 +64,9 @@ HEADER = struct.Struct(">IId")  # the setting's length, the words' length, the s
 REPLY = struct.Struct(">BiII")  # answered (1) or not (0), exit status, stdout's and stderr's lengths
 MAX_HEADER = 1 << 20
 
+
+if TYPE_CHECKING:
+    from fs_tools.hooks.harnesses import Answer
 
 _asked = False
 deadline: float | None = None  # when the hook's --timeout ends, once the relay started counting it
@@ -114,14 +121,6 @@ def setting() -> bytes:
     parts = [sys.executable, os.path.dirname(os.path.abspath(__file__)), os.getcwd(), oct(umask), who, place]
     parts += [f"{name}={os.environ.get(name, '')}" for name in names if name != SERVER_ENV]
     return "\0".join(parts).encode("utf-8", "surrogateescape")
-
-
-def state_path() -> str:
-    """``fs_tools.state.state_directory()``, without importing pathlib."""
-    base = os.environ.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "fs-tools")
 
 
 def socket_path(setting_bytes: bytes) -> str:
@@ -350,8 +349,14 @@ def _late(words: list[str], timeout: float) -> tuple[int, bytes, bytes] | None:
     harness = HARNESSES.get(_harness_of(words) or "")
     if harness is None:
         return None
-    said = harness.answer(unjudged(f"no verdict within {timeout:g} s"))
-    return said.status, said.stdout.encode(), f"{said.stderr}\n".encode() if said.stderr else b""
+    return encoded(harness.answer(unjudged(f"no verdict within {timeout:g} s")))
+
+
+def encoded(said: Answer) -> tuple[int, bytes, bytes]:
+    """An answer as the command writes it: its status, stdout, and stderr ending its line (as ``print``
+    ends it), characters no encoding takes escaped."""
+    err = f"{said.stderr}\n" if said.stderr else ""
+    return said.status, said.stdout.encode("utf-8", "backslashreplace"), err.encode("utf-8", "backslashreplace")
 
 
 def _harness_of(words: list[str]) -> str | None:

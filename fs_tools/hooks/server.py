@@ -21,6 +21,7 @@ from fs_tools.hooks.relay import (
     MAX_HEADER,
     REPLY,
     SOURCES_LOOKED_EVERY,
+    encoded,
     idle_seconds,
     peer_uid,
     private_directory,
@@ -136,9 +137,8 @@ class _Server:
         said = self._judge(words, event, until)
         if said is None:
             return refused
-        out = said.stdout.encode("utf-8", "backslashreplace")
-        err = f"{said.stderr}\n".encode("utf-8", "backslashreplace") if said.stderr else b""
-        return REPLY.pack(1, said.status, len(out), len(err)) + out + err
+        status, out, err = encoded(said)
+        return REPLY.pack(1, status, len(out), len(err)) + out + err
 
     def _judge(self, words: list[str], event: bytes, until: float) -> Answer | None:
         options = _options(tuple(words))
@@ -193,7 +193,7 @@ def _options(words: tuple[str, ...]) -> tuple[str, tuple[str, ...], str, tuple[s
         return None
     if args.command != "hook" or args.action != "run":
         return None
-    store = args.store or os.environ.get(cli.STATE_ENV) or str(cli.default_state_file())
+    store = cli.hook_store(args)
     roots = tuple(os.path.abspath(root) for root in args.root or [])
     return args.harness, roots, store, tuple(args.protected), bool(args.read_only)
 

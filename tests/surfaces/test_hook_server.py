@@ -256,6 +256,7 @@ def test_a_served_command_imports_next_to_nothing(project: Path, state: Path) ->
     assert {name for name in more if name.split(".")[0] in ("fs_tools", "policy")} == {
         "fs_tools",
         "fs_tools.lazy",
+        "fs_tools.state",
         "fs_tools.hooks",
         "fs_tools.hooks.relay",
     }

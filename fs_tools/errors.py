@@ -501,13 +501,14 @@ class AmbiguousEdit(FsError):
         self,
         message: str,
         *,
-        count: int,
-        lines: Sequence[int],
+        count: int | None = None,  # (None: as many as ``lines``)
+        lines: Sequence[int] = (),
         context: Sequence[Sequence[tuple[int, str]]] = (),
         likely: int | None = None,
         read: tuple[int, int] | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> None:
+        count = len(lines) if count is None else count
         facts: dict[str, Any] = {"count": count, "lines": list(lines), "context": [list(c) for c in context]}
         if read is not None:
             facts["read"] = list(read)
@@ -539,8 +540,8 @@ class NotEmpty(FsError):
     default_code = "FS_NOT_EMPTY"
     entries: int | None = None  # how many, where they were counted
 
-    def __init__(self, message: str, *, entries: int | None = None) -> None:
-        super().__init__(message, details={"entries": entries} if entries is not None else None)
+    def __init__(self, message: str, *, entries: int | None = None, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message, details={**(details or {}), **({"entries": entries} if entries is not None else {})})
         self.entries = entries
 
 

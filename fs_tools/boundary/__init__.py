@@ -162,8 +162,8 @@ def _nothing_applied(details: Mapping[str, Any]) -> str:
 def _ambiguous(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[str, str]) -> str:
     if not isinstance(exc, AmbiguousEdit):  # pragma: no cover - the remedy of AmbiguousEdit only
         return exc.message
-    where = ", ".join(str(n) for n in exc.lines)
-    if exc.count > len(exc.lines):
+    where = ", at lines " + ", ".join(str(n) for n in exc.lines) if exc.lines else ""  # (a host's may name none)
+    if exc.lines and exc.count > len(exc.lines):
         where += f" and {exc.count - len(exc.lines)} more"
     shown = near_miss.ambiguity_excerpt(exc.context)
     meant = (
@@ -172,7 +172,7 @@ def _ambiguous(exc: HarnessError, details: Mapping[str, Any], offered: Mapping[s
         else ""
     )
     return (
-        f"{exc.message}, at lines {where}{meant}{_nothing_applied(details)}{shown or ' '}— add a neighbouring "
+        f"{exc.message}{where}{meant}{_nothing_applied(details)}{shown or ' '}— add a neighbouring "
         f"line that differs to {term('old_string')} so it matches once{_replace_all()}"
     )
 

@@ -117,3 +117,14 @@ def test_a_stale_conditions_facts_are_fields_kept_in_details_for_hosts_through_p
     ambiguous = AmbiguousEdit("'x' occurs 3 times in 'a.txt'", count=3, lines=[2, 9], likely=9, read=(5, 12))
     assert "; the one at line 9 is in the lines this session last read (5–12)" in remediate(ambiguous).message
     assert dict(ambiguous.details) == {"count": 3, "lines": [2, 9], "context": [], "likely": 9, "read": [5, 12]}
+
+
+def test_a_hosts_own_conditions_made_the_old_way_still_teach() -> None:
+    """Facts became keywords; a host that builds the conditions with ``details`` alone (as before) still
+    gets each one's remedy, naming no facts it did not give."""
+    from fs_tools.errors import AmbiguousEdit, NotEmpty
+
+    ambiguous = remediate(AmbiguousEdit("'x' occurs 2 times in 'a.txt'", details={"pointer": "/old_string"}))
+    assert ambiguous.message.startswith("'x' occurs 2 times in 'a.txt' — add a neighbouring line")
+    assert "at lines" not in ambiguous.message
+    assert NotEmpty("'d' is not empty", details={"why": "host"}).details == {"why": "host"}

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from fs_tools.hooks import relay
 from tests.support.harness_fakes import FakeAnthropic, FakeGemini, FakeModelAPI, FakeOpenAI, Turn, call
 
 REPO = Path(__file__).resolve().parents[2]
@@ -325,7 +327,10 @@ def _made(kind: type[Harness], tmp_path: Path) -> Iterator[Harness]:
     with _home(kind, tmp_path / "home") as home:
         made = kind(project.resolve(), home, (tmp_path / "state" / "observations.sqlite").resolve())
         made.install()
-        yield made
+        try:
+            yield made
+        finally:  # the hooks ran through a hook server (the first event starts it): stopped with the run
+            relay.stop_servers(str(home / ".state" / "fs-tools"))
 
 
 @pytest.fixture(params=[ClaudeCode, GeminiCLI, Codex], ids=["claude-code", "gemini", "codex"])
@@ -403,6 +408,30 @@ def test_read_then_edit_is_allowed_and_shows_in_the_session_diff(harness: Harnes
     )
     assert diff.returncode == 0, diff.stderr
     assert "-alpha" in diff.stdout and "+ALPHA" in diff.stdout, diff.stdout
+
+
+def test_the_hooks_answer_alike_once_their_server_runs() -> None:
+    """The first event of a run starts the hook server (and is answered by its own command); a second run
+    in the same home finds it running. Both runs' gates answer as before, through the real harness. (In a
+    short directory: a Unix socket's path has a length limit, past which the command answers itself.)"""
+    short = Path(tempfile.mkdtemp(prefix="fsh-", dir="/tmp"))
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, short, ignore_errors=True)
+        harness = cleanup.enter_context(_made(ClaudeCode, short))
+        (harness.project / "a.txt").write_text(TEXT)
+        first = harness.run([harness.edit("a.txt", "alpha", "ALPHA"), Turn(text="done")])
+        error, text = _last_result(harness, first, 1)
+        assert error and "has not been read" in text, text
+        state = harness.home / ".state" / "fs-tools" / "hookd"
+        deadline = time.monotonic() + 30
+        while not list(state.glob("*.sock")) and time.monotonic() < deadline:  # it starts in the background
+            time.sleep(0.1)
+        assert list(state.glob("*.sock")), "the first hook event started no server"
+        second = harness.run([harness.read("a.txt"), harness.edit("a.txt", "alpha", "ALPHA"), Turn(text="done")])
+        error, text = _last_result(harness, second, 2)
+        assert not error, text
+        assert (harness.project / "a.txt").read_text() == "ALPHA\nbeta\ngamma\n"
+        assert relay.stop_servers(str(harness.home / ".state" / "fs-tools")) == 1  # it ran, and only one
 
 
 def test_a_near_miss_reaches_the_model_with_its_diagnosis(tmp_path: Path) -> None:
